@@ -1,0 +1,46 @@
+"""System checks: backend and app wiring, database features, options."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from django.apps import apps
+from django.conf import settings
+from django.core import checks
+
+if TYPE_CHECKING:
+    from .backend import RobustQueueBackend
+
+KNOWN_OPTIONS = {"database", "max_payload_bytes"}
+
+
+def check_backend(backend: RobustQueueBackend) -> Iterator[checks.CheckMessage]:
+    """Misconfiguration of one ``TASKS`` alias, as Django check messages."""
+    where = f"TASKS[{backend.alias!r}]"
+    if not apps.is_installed("robust_queue"):
+        yield checks.Error(
+            f"{where} uses RobustQueueBackend but 'robust_queue' is not in "
+            "INSTALLED_APPS.",
+            hint="Add 'robust_queue' to INSTALLED_APPS.",
+            id="robust_queue.E001",
+        )
+    if backend.database not in settings.DATABASES:
+        yield checks.Error(
+            f"{where}['OPTIONS']['database'] is {backend.database!r}, which is "
+            "not in DATABASES.",
+            id="robust_queue.E002",
+        )
+    for name in sorted(set(backend.options) - KNOWN_OPTIONS):
+        yield checks.Error(
+            f"{where}['OPTIONS'] has unknown option {name!r}.",
+            hint=f"Known options: {', '.join(sorted(KNOWN_OPTIONS))}.",
+            id="robust_queue.E003",
+        )
+    limit = backend.options.get("max_payload_bytes", 1)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        yield checks.Error(
+            f"{where}['OPTIONS']['max_payload_bytes'] must be a positive "
+            f"integer, not {limit!r}.",
+            id="robust_queue.E004",
+        )

@@ -1,0 +1,115 @@
+"""A job a worker is running; finalizing it is fenced by this row's lock."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from .. import conf
+from .execution import Execution, job_field
+from .failed_execution import FailedExecution, error_record
+from .job import Job
+
+
+class ClaimedExecutionQuerySet(models.QuerySet["ClaimedExecution"]):
+    def orphaned(self) -> ClaimedExecutionQuerySet:
+        """Claims whose process is no longer registered."""
+        from .process import Process  # noqa: PLC0415 - process imports us
+
+        live = Process.objects.using(self.db).filter(pk=models.OuterRef("process_id"))
+        return self.filter(~models.Exists(live))
+
+    def release_all(self) -> int:
+        """Put every claim of this queryset back to ready."""
+        return sum(claimed.release() for claimed in self.select_related("job"))
+
+    def fail_all_with(self, error_class: type[BaseException], message: str) -> int:
+        """Fail every claim of this queryset with one error, e.g. a crash."""
+        error = error_record(error_class(message))
+        return sum(
+            claimed.fail(error) for claimed in self.select_related("job")
+        )
+
+
+class ClaimedExecution(Execution):
+    job = job_field("claimed_execution")
+    # No constraint: a claim outlives its process row until it is failed.
+    process = models.ForeignKey(
+        "robust_queue.Process",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="claimed_executions",
+    )
+
+    objects = ClaimedExecutionQuerySet.as_manager()
+
+    class Meta:
+        db_table = "robust_queue_claimed_execution"
+        indexes = [
+            models.Index(fields=["process", "job"], name="rq_claimed_process"),
+        ]
+
+    def finish(self, return_value: Any) -> bool:
+        """Record success once; False if the claim is already gone."""
+        using = self._state.db or "default"
+        now = timezone.now()
+        with transaction.atomic(using=using):
+            if not self._relock(using):
+                return False
+            jobs = Job.objects.using(using).filter(pk=self.job_id)
+            if conf.preserve_finished_jobs():
+                jobs.update(finished_at=now, return_value=return_value)
+                self._delete_row(using)
+            else:
+                jobs.delete()
+        self.job.finished_at = now
+        self.job.return_value = return_value
+        return True
+
+    def fail(self, error: dict[str, str], retry_at: datetime | None = None) -> bool:
+        """Record one failed attempt once; retry at ``retry_at`` if given."""
+        using = self._state.db or "default"
+        with transaction.atomic(using=using):
+            if not self._relock(using):
+                return False
+            job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
+            job.errors = [*job.errors, error]
+            self._delete_row(using)
+            if retry_at is None:
+                job.save(update_fields=["errors"])
+                FailedExecution.objects.using(using).create(job=job, error=error)
+            else:
+                job.run_after = retry_at
+                job.save(update_fields=["errors", "run_after"])
+                Job.objects.using(using).dispatch_all([job])
+        self.job.errors = job.errors
+        return True
+
+    def release(self) -> bool:
+        """Give the job back to ready without counting a failure."""
+        using = self._state.db or "default"
+        with transaction.atomic(using=using):
+            if not self._relock(using):
+                return False
+            self._delete_row(using)
+            Job.objects.using(using).dispatch_all([self.job], immediately=True)
+        return True
+
+    def _relock(self, using: str) -> bool:
+        rows = ClaimedExecution.objects.using(using).select_for_update()
+        return rows.filter(pk=self.pk).exists()
+
+    def _delete_row(self, using: str) -> None:
+        ClaimedExecution.objects.using(using).filter(pk=self.pk).delete()
+
+    def perform(self) -> bool:
+        """Run the job's task and finalize it; True if this call did."""
+        # performing imports the models package, which imports this module.
+        from ..performing import perform  # noqa: PLC0415
+
+        return perform(self)

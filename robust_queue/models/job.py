@@ -1,0 +1,155 @@
+"""The job row: one per enqueued task, whatever state it is in."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from django.db import models, transaction
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    from .execution import Execution
+
+RESULT_ID_BYTES = 32
+RESULT_ID_MAX_LENGTH = 64
+
+
+def new_result_id() -> str:
+    """An opaque, unguessable result id (43 url-safe characters)."""
+    return secrets.token_urlsafe(RESULT_ID_BYTES)
+
+
+class JobState(models.TextChoices):
+    READY = "ready", "Ready"
+    SCHEDULED = "scheduled", "Scheduled"
+    CLAIMED = "claimed", "Running"
+    BLOCKED = "blocked", "Blocked"
+    FAILED = "failed", "Failed"
+    FINISHED = "finished", "Finished"
+
+
+# The reverse one-to-one accessor of each execution table, by state.
+EXECUTION_ACCESSORS = {
+    JobState.READY: "ready_execution",
+    JobState.SCHEDULED: "scheduled_execution",
+    JobState.CLAIMED: "claimed_execution",
+    JobState.BLOCKED: "blocked_execution",
+    JobState.FAILED: "failed_execution",
+}
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def with_executions(self) -> JobQuerySet:
+        """Join every execution table so ``state`` costs no more queries."""
+        return self.select_related(*EXECUTION_ACCESSORS.values())
+
+    def finished(self) -> JobQuerySet:
+        return self.filter(finished_at__isnull=False)
+
+    def failed(self) -> JobQuerySet:
+        return self.filter(failed_execution__isnull=False)
+
+    def enqueue_all(self, jobs: list[Job]) -> list[Job]:
+        """Insert ``jobs`` and give each its first execution, atomically.
+
+        One INSERT for the jobs and one per execution table, whatever the
+        number of jobs.
+        """
+        with transaction.atomic(using=self.db):
+            created = self.bulk_create(jobs)
+            self._fill_missing_pks(created)
+            self.dispatch_all(created)
+        return created
+
+    def dispatch_all(self, jobs: list[Job], *, immediately: bool = False) -> None:
+        """Move ``jobs`` to scheduled (future ``run_after``) or ready.
+
+        The caller holds the transaction and has removed any previous
+        execution row of these jobs.
+        """
+        now = timezone.now()
+        later, due = [], []
+        for job in jobs:
+            is_future = job.run_after is not None and job.run_after > now
+            (later if is_future and not immediately else due).append(job)
+        if later:
+            self._execution_manager(JobState.SCHEDULED).create_all(later)
+        if due:
+            self._execution_manager(JobState.READY).create_all(due)
+
+    def _execution_manager(self, state: JobState) -> Any:
+        model = self.model._meta.get_field(EXECUTION_ACCESSORS[state]).related_model
+        return model._default_manager.using(self.db)
+
+    def _fill_missing_pks(self, jobs: list[Job]) -> None:
+        # MySQL (unlike MariaDB, PostgreSQL, SQLite) returns no ids from a
+        # bulk insert; the result ids are unique, so look them up.
+        missing = {job.result_id: job for job in jobs if job.pk is None}
+        if not missing:
+            return
+        rows = self.filter(result_id__in=list(missing)).values_list("result_id", "pk")
+        for result_id, pk in rows:
+            missing[result_id].pk = pk
+
+
+class Job(models.Model):
+    """A task to run: what, where, with which arguments, and what happened."""
+
+    result_id = models.CharField(max_length=RESULT_ID_MAX_LENGTH, unique=True, default=new_result_id)
+    task_path = models.CharField(max_length=255)
+    queue_name = models.CharField(max_length=64)
+    priority = models.SmallIntegerField(default=0)
+    backend_alias = models.CharField(max_length=64)
+    arguments = models.JSONField(default=dict)
+    concurrency_key = models.CharField(max_length=255, blank=True, default="")
+    run_after = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_attempted_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker_ids = models.JSONField(default=list)
+    errors = models.JSONField(default=list)
+    return_value = models.JSONField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        db_table = "robust_queue_job"
+        indexes = [
+            models.Index(
+                fields=["queue_name", "finished_at"], name="rq_job_queue_finished"
+            ),
+            models.Index(fields=["finished_at"], name="rq_job_finished"),
+            models.Index(fields=["task_path"], name="rq_job_task_path"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_path} [{self.result_id}]"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.finished_at is not None
+
+    @property
+    def state(self) -> JobState:
+        """The job's state, read from the execution row it holds."""
+        if self.finished_at is not None:
+            return JobState.FINISHED
+        for state, accessor in EXECUTION_ACCESSORS.items():
+            if hasattr(self, accessor):
+                return state
+        raise LookupError(f"Job {self.pk} has no execution and is not finished.")
+
+    @property
+    def execution(self) -> Execution | None:
+        accessor = EXECUTION_ACCESSORS.get(self.state)
+        return getattr(self, accessor) if accessor else None
+
+    @property
+    def args(self) -> list[Any]:
+        return list(self.arguments.get("args", []))
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.arguments.get("kwargs", {}))

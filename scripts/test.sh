@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite: both Django lines x SQLite, PostgreSQL, MariaDB.
+# Fails (never skips) when PostgreSQL or MariaDB is unreachable.
+#   scripts/test.sh                  # everything
+#   LINES=311 DBS=sqlite scripts/test.sh -k claim   # a slice, pytest args after
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/system-deps.sh
+scripts/services.sh
+lines="${LINES:-311 312}"
+dbs="${DBS:-sqlite postgresql mariadb}"
+failed=()
+for line in $lines; do
+    venv="$(scripts/venv.sh "$line")"
+    for db in $dbs; do
+        echo "=== Python line $line, database $db ==="
+        export ROBUST_QUEUE_TEST_DB="$db" ROBUST_QUEUE_DB_SUFFIX="_$line"
+        "$venv/bin/python" manage.py makemigrations --check --dry-run >/dev/null \
+            || { echo "missing migrations"; failed+=("$line/$db:migrations"); }
+        "$venv/bin/python" manage.py check --fail-level WARNING >/dev/null \
+            || failed+=("$line/$db:check")
+        "$venv/bin/python" -m pytest -q "$@" || failed+=("$line/$db")
+    done
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "all lines and databases passed"

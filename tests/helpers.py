@@ -1,0 +1,57 @@
+"""Shared test helpers: claiming and running jobs, waiting for conditions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from robust_queue.models import ClaimedExecution, Process, ProcessKind, ReadyExecution
+
+WORKER_ID = "test-worker"
+
+
+def make_process(name: str = "test-worker", using: str = "default") -> Process:
+    return Process.objects.using(using).create(
+        kind=ProcessKind.WORKER, name=name, pid=1, hostname="test"
+    )
+
+
+def claim(
+    limit: int = 100,
+    *,
+    process: Process | None = None,
+    using: str = "default",
+    worker_id: str = WORKER_ID,
+    queue_name: str | None = None,
+) -> list[ClaimedExecution]:
+    return ReadyExecution.objects.using(using).claim(
+        limit,
+        process_id=process.pk if process else None,
+        worker_id=worker_id,
+        queue_name=queue_name,
+    )
+
+
+def work_off(using: str = "default", limit: int = 100) -> int:
+    """Claim and perform ready jobs until none are left; return how many."""
+    done = 0
+    while True:
+        claimed = claim(limit, using=using)
+        if not claimed:
+            return done
+        for row in claimed:
+            row.perform()
+            done += 1
+
+
+def wait_until(
+    predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.05
+) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)

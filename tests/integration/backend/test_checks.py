@@ -1,0 +1,45 @@
+"""Misconfiguration surfaces as Django system checks."""
+
+from __future__ import annotations
+
+from django.core import checks
+from django.test import SimpleTestCase, override_settings
+
+from robust_queue.compat import task_backends
+
+
+def _messages() -> dict[str, str]:
+    return {
+        message.id: message.msg
+        for backend in task_backends.all()
+        for message in backend.check()
+    }
+
+
+class BackendCheckTests(SimpleTestCase):
+    # Django 6.1's run_checks() includes database checks.
+    databases = {"default", "queue"}
+
+    def test_the_test_project_is_clean(self) -> None:
+        self.assertEqual(_messages(), {})
+        self.assertEqual(
+            [m for m in checks.run_checks() if m.id.startswith("robust_queue")], []
+        )
+
+    @override_settings(
+        TASKS={
+            "default": {
+                "BACKEND": "robust_queue.backend.RobustQueueBackend",
+                "OPTIONS": {"database": "missing", "max_payload_bytes": -1, "colour": 1},
+            }
+        }
+    )
+    def test_bad_options_are_reported(self) -> None:
+        messages = _messages()
+        self.assertIn("'missing', which is not in DATABASES", messages["robust_queue.E002"])
+        self.assertIn("unknown option 'colour'", messages["robust_queue.E003"])
+        self.assertIn("positive integer, not -1", messages["robust_queue.E004"])
+
+    @override_settings(INSTALLED_APPS=["django.contrib.contenttypes"])
+    def test_app_not_installed_is_reported(self) -> None:
+        self.assertIn("not in INSTALLED_APPS", _messages()["robust_queue.E001"])
