@@ -1,4 +1,10 @@
-"""Encoding task arguments as JSON, with tags for the types JSON lacks."""
+"""The JSON codec for task arguments and return values.
+
+Arguments may use a few types JSON lacks; each is stored as a tagged dict
+``{"__rq__": <tag>, "v": <payload>}``. A user dict that itself has the tag
+key is wrapped as ``{"__rq__": "dict", "v": {...}}`` so it round-trips.
+Return values get no tags: Django's contract is that they are plain JSON.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import datetime as dt
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -14,10 +21,13 @@ from django.apps import apps
 from django.db import models
 
 TAG = "__rq__"
-SUPPORTED = (
+_SUPPORTED = (
     "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID "
     "and model instances."
 )
+_RETURN_TYPES = "str, int, float, bool, None, list, tuple and dict with str keys"
+# Payloads that are not what their tag promises fail in one of these ways.
+_MALFORMED = (TypeError, ValueError, ArithmeticError, AttributeError, LookupError)
 
 
 class DeserializationError(Exception):
@@ -25,147 +35,178 @@ class DeserializationError(Exception):
 
 
 def encode_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON form of a task's arguments; ``TypeError`` names a bad one."""
+    """Return ``{"args": [...], "kwargs": {...}}`` made of JSON values only.
+
+    Raises ``TypeError`` naming the argument's path (``kwargs['data'][2]``)
+    when a value has no encoding.
+    """
+    encoded_kwargs = {}
+    for key, value in kwargs.items():
+        _check_key(key, "Argument kwargs")
+        encoded_kwargs[key] = _to_json(value, f"Argument kwargs[{key!r}]", tagged=True)
     return {
-        "args": [_encode(value, f"args[{i}]") for i, value in enumerate(args)],
-        "kwargs": {
-            _key(key, "kwargs"): _encode(value, f"kwargs[{key!r}]")
-            for key, value in kwargs.items()
-        },
+        "args": [_to_json(v, f"Argument args[{i}]", tagged=True) for i, v in enumerate(args)],
+        "kwargs": encoded_kwargs,
     }
 
 
 def decode_arguments(
     data: Mapping[str, Any], *, fetch_models: bool = True, using: str | None = None
 ) -> tuple[list[Any], dict[str, Any]]:
-    """Rebuild ``(args, kwargs)`` from ``encode_arguments`` output."""
-    decoder = _Decoder(fetch_models, using)
+    """Rebuild ``(args, kwargs)`` from the output of ``encode_arguments``.
+
+    Model instances are fetched from ``using`` (``None``: the routers'
+    choice); with ``fetch_models=False`` their tagged dicts are returned
+    as stored, for display without queries.
+    """
+    decoder = _Decoder(fetch_models=fetch_models, using=using)
     args = [decoder.decode(value) for value in data.get("args", [])]
     kwargs = {key: decoder.decode(value) for key, value in data.get("kwargs", {}).items()}
     return args, kwargs
 
 
 def encoded_size(data: Mapping[str, Any]) -> int:
+    """The size in bytes of ``data`` as compact (ASCII-escaped) JSON."""
     return len(json.dumps(data, separators=(",", ":")).encode("utf-8"))
 
 
 def normalize_return_value(value: Any) -> Any:
-    """The JSON form of a return value; ``TypeError`` if it has none."""
-    return _plain(value, "return value")
+    """Return ``value`` as plain JSON (tuples become lists).
+
+    Raises ``TypeError`` naming the offending type when the value, or
+    anything inside it, cannot be stored as JSON.
+    """
+    return _to_json(value, "Return value", tagged=False)
 
 
-def _plain(value: Any, path: str) -> Any:
+def _to_json(value: Any, path: str, *, tagged: bool) -> Any:
+    # bool is an int subclass and passes through as itself, not as 0/1.
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return _finite(value, path)
-    if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value)]
-    if isinstance(value, dict):
-        return {_key(k, path): _plain(v, f"{path}[{k!r}]") for k, v in value.items()}
-    raise TypeError(f"{path} of type {type(value).__name__} is not JSON.")
-
-
-def _encode(value: Any, path: str) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
+        if not math.isfinite(value):
+            raise TypeError(f"{path} is {value!r}, which JSON cannot represent.")
         return value
-    if isinstance(value, float):
-        return _finite(value, path)
     if isinstance(value, (list, tuple)):
-        return [_encode(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_to_json(item, f"{path}[{i}]", tagged=tagged) for i, item in enumerate(value)]
     if isinstance(value, dict):
-        encoded = {_key(k, path): _encode(v, f"{path}[{k!r}]") for k, v in value.items()}
-        return {TAG: "dict", "v": encoded} if TAG in encoded else encoded
-    tagged = _tagged(value, path)
-    if tagged is None:
-        raise TypeError(
-            f"Argument {path} of type {type(value).__name__} cannot be encoded; "
-            f"{SUPPORTED}"
-        )
-    return {TAG: tagged[0], "v": tagged[1]}
+        return _dict_to_json(value, path, tagged=tagged)
+    if tagged:
+        return _tag(value, path)
+    raise TypeError(
+        f"{path} of type {type(value).__name__} cannot be stored as JSON; "
+        f"return values must be {_RETURN_TYPES}."
+    )
 
 
-def _tagged(value: Any, path: str) -> tuple[str, Any] | None:
-    # datetime before date: a datetime is a date.
-    if isinstance(value, dt.datetime):
-        return "datetime", value.isoformat()
-    if isinstance(value, dt.date):
-        return "date", value.isoformat()
-    if isinstance(value, dt.time):
-        return "time", value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return "timedelta", [value.days, value.seconds, value.microseconds]
-    if isinstance(value, Decimal):
-        return "decimal", str(value)
-    if isinstance(value, uuid.UUID):
-        return "uuid", str(value)
-    if isinstance(value, models.Model):
-        if value.pk is None:
-            raise TypeError(f"Argument {path} is an unsaved {type(value).__name__}.")
-        return "model", [value._meta.label_lower, _encode(value.pk, f"{path}.pk")]
-    return None
+def _dict_to_json(value: dict[Any, Any], path: str, *, tagged: bool) -> dict[str, Any]:
+    result = {}
+    for key, item in value.items():
+        _check_key(key, path)
+        result[key] = _to_json(item, f"{path}[{key!r}]", tagged=tagged)
+    if tagged and TAG in result:
+        return {TAG: "dict", "v": result}
+    return result
 
 
-def _finite(value: float, path: str) -> float:
-    if not math.isfinite(value):
-        raise TypeError(f"Argument {path} is {value}, which JSON cannot hold.")
-    return value
-
-
-def _key(key: Any, path: str) -> str:
+def _check_key(key: Any, path: str) -> None:
     if not isinstance(key, str):
         raise TypeError(
-            f"{path} has a key of type {type(key).__name__}; keys must be str."
+            f"{path} has the key {key!r} of type {type(key).__name__}; "
+            "dict keys must be str."
         )
-    return key
 
 
+def _tag(value: Any, path: str) -> dict[str, Any]:
+    # datetime before date: every datetime is also a date.
+    if isinstance(value, dt.datetime):
+        return {TAG: "datetime", "v": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {TAG: "date", "v": value.isoformat()}
+    if isinstance(value, dt.time):
+        return {TAG: "time", "v": value.isoformat()}
+    if isinstance(value, dt.timedelta):
+        # Integer parts, not total_seconds(): a float loses microseconds.
+        return {TAG: "timedelta", "v": [value.days, value.seconds, value.microseconds]}
+    if isinstance(value, Decimal):
+        return {TAG: "decimal", "v": str(value)}
+    if isinstance(value, uuid.UUID):
+        return {TAG: "uuid", "v": str(value)}
+    if isinstance(value, models.Model):
+        return {TAG: "model", "v": _model_reference(value, path)}
+    raise TypeError(
+        f"{path} of type {type(value).__name__} cannot be encoded; {_SUPPORTED}"
+    )
+
+
+def _model_reference(instance: models.Model, path: str) -> dict[str, Any]:
+    if instance.pk is None:
+        raise TypeError(
+            f"{path} is an unsaved {type(instance).__name__} (its pk is None); "
+            "save it before enqueueing."
+        )
+    return {
+        "model": instance._meta.label_lower,
+        "pk": _to_json(instance.pk, f"{path}.pk", tagged=True),
+    }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Decoder:
-    def __init__(self, fetch_models: bool, using: str | None) -> None:
-        self.fetch_models = fetch_models
-        self.using = using
+    fetch_models: bool
+    using: str | None
 
     def decode(self, value: Any) -> Any:
         if isinstance(value, list):
             return [self.decode(item) for item in value]
         if not isinstance(value, dict):
             return value
-        if TAG not in value:
-            return {key: self.decode(item) for key, item in value.items()}
-        return self._untag(value)
+        if TAG in value:
+            return self._untag(value)
+        return {key: self.decode(item) for key, item in value.items()}
 
     def _untag(self, value: dict[str, Any]) -> Any:
         tag, payload = value[TAG], value.get("v")
-        if tag == "dict":
+        if tag == "dict" and isinstance(payload, dict):
             return {key: self.decode(item) for key, item in payload.items()}
         if tag == "model":
-            return self._model(value) if self.fetch_models else value
-        parse = _PARSERS.get(tag)
+            return self._fetch(payload) if self.fetch_models else value
+        parse = _PARSERS.get(tag) if isinstance(tag, str) else None
         if parse is None:
             raise DeserializationError(f"Unknown argument tag {tag!r}.")
-        return parse(payload)
-
-    def _model(self, value: dict[str, Any]) -> models.Model:
-        label, pk = value["v"][0], self.decode(value["v"][1])
-        model = apps.get_model(label)
-        manager = model._default_manager
-        if self.using is not None:
-            manager = manager.db_manager(self.using)
         try:
-            return manager.get(pk=pk)
+            return parse(payload)
+        except _MALFORMED as exc:
+            raise DeserializationError(
+                f"Malformed {tag!r} argument: {payload!r}."
+            ) from exc
+
+    def _fetch(self, payload: Any) -> models.Model:
+        try:
+            model = apps.get_model(payload["model"])
+            pk = self.decode(payload["pk"])
+        except _MALFORMED as exc:
+            raise DeserializationError(
+                f"Model argument {payload!r} names no installed model."
+            ) from exc
+        try:
+            return model._default_manager.using(self.using).get(pk=pk)
         except model.DoesNotExist as exc:
             raise DeserializationError(
                 f"{model._meta.label} with pk {pk!r} no longer exists."
             ) from exc
 
 
-_PARSERS = {
+def _timedelta(parts: Sequence[int]) -> dt.timedelta:
+    days, seconds, microseconds = parts
+    return dt.timedelta(days=days, seconds=seconds, microseconds=microseconds)
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
     "datetime": dt.datetime.fromisoformat,
     "date": dt.date.fromisoformat,
     "time": dt.time.fromisoformat,
-    "timedelta": lambda parts: dt.timedelta(
-        days=parts[0], seconds=parts[1], microseconds=parts[2]
-    ),
+    "timedelta": _timedelta,
     "decimal": Decimal,
     "uuid": uuid.UUID,
 }

@@ -8,7 +8,6 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core import checks as django_checks
-from django.db import transaction
 from django.utils import timezone
 
 from . import conf
@@ -78,8 +77,7 @@ class RobustQueueBackend(BaseTaskBackend):
         prepared = [self._prepare(task, args, kwargs) for task, args, kwargs in calls]
         if not prepared:
             return []
-        with transaction.atomic(using=self.database):
-            Job.objects.using(self.database).enqueue_all([job for _, job in prepared])
+        Job.objects.using(self.database).enqueue_all([job for _, job in prepared])
         results = [
             build_result(task, job, status=TaskResultStatus.READY)
             for task, job in prepared

@@ -7,12 +7,16 @@ cd "$(dirname "$0")/.."
 line="${1:-311}"
 
 find_python() {
-    local version="$1" candidate
-    for candidate in "python$version" "$(command -v pyenv >/dev/null && pyenv root)/versions/$version"*/bin/python3; do
-        if command -v "$candidate" >/dev/null 2>&1 || [ -x "$candidate" ]; then
+    # pyenv's shims exist for versions that are not selected and then fail,
+    # so a candidate counts only if it runs and reports the right version.
+    local version="$1" candidate root=""
+    command -v pyenv >/dev/null 2>&1 && root="$(pyenv root)"
+    for candidate in ${root:+"$root/versions/$version"*/bin/python3} "python$version"; do
+        if "$candidate" -c "import sys; assert sys.version.startswith('$version')" >/dev/null 2>&1; then
             echo "$candidate"; return 0
         fi
     done
+    echo "Python $version not found" >&2
     return 1
 }
 
@@ -26,7 +30,6 @@ venv=".venv$line"
 stamp="$venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
     "$python" -m venv "$venv" >&2
-    "$venv/bin/python" -m pip install -q --upgrade pip >&2
     "$venv/bin/python" -m pip install -q "$django" -e ".[postgres,mysql,dev$extras]" >&2
     touch "$stamp"
 fi

@@ -15,7 +15,7 @@ DATA_DIR = Path(os.environ.get("ROBUST_QUEUE_DATA_DIR", BASE_DIR / "var"))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = "robust-queue-testproject-not-secret"
-DEBUG = True
+DEBUG = os.environ.get("ROBUST_QUEUE_DEBUG", "1") == "1"
 ALLOWED_HOSTS = ["*"]
 USE_TZ = True
 TIME_ZONE = "UTC"

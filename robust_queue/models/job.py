@@ -56,7 +56,9 @@ class JobQuerySet(models.QuerySet["Job"]):
         One INSERT for the jobs and one per execution table, whatever the
         number of jobs.
         """
-        with transaction.atomic(using=self.db):
+        # No savepoint: inside the caller's transaction a failure here dooms
+        # that transaction anyway, and a savepoint costs two round trips.
+        with transaction.atomic(using=self.db, savepoint=False):
             created = self.bulk_create(jobs)
             self._fill_missing_pks(created)
             self.dispatch_all(created)

@@ -1,0 +1,45 @@
+"""Shared set-up for benchmarks: Django on a throw-away database."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django(database: str) -> None:
+    """Configure testproject settings for ``database`` and create its test DB."""
+    sys.path.insert(0, str(ROOT))
+    os.environ["ROBUST_QUEUE_TEST_DB"] = database
+    os.environ.setdefault("ROBUST_QUEUE_DB_SUFFIX", "_bench")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "testproject.settings")
+    os.environ.setdefault("ROBUST_QUEUE_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("ROBUST_QUEUE_DEBUG", "0")
+    import django
+
+    django.setup()
+    from django.db import connections
+
+    connections["default"].creation.create_test_db(verbosity=0, keepdb=False)
+
+
+def teardown_django() -> None:
+    from django.db import connections
+
+    connection = connections["default"]
+    connection.creation.destroy_test_db(
+        connection.settings_dict["NAME"], verbosity=0
+    )
+
+
+@contextmanager
+def timed() -> Iterator[Callable[[], float]]:
+    start = time.perf_counter()
+    elapsed: list[float] = []
+    yield lambda: elapsed[0] if elapsed else time.perf_counter() - start
+    elapsed.append(time.perf_counter() - start)
