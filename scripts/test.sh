@@ -12,6 +12,7 @@ dbs="${DBS:-sqlite postgresql mariadb}"
 failed=()
 for line in $lines; do
     venv="$(scripts/venv.sh "$line")"
+    scripts/check-wheel.sh "$venv" || failed+=("$line:wheel")
     for db in $dbs; do
         echo "=== Python line $line, database $db ==="
         export ROBUST_QUEUE_TEST_DB="$db" ROBUST_QUEUE_DB_SUFFIX="_$line"
