@@ -17,6 +17,10 @@ assert not any(n.startswith(("tests/", "testproject/")) for n in names), "tests 
 PY
 "$venv/bin/python" -m pip install -q --no-deps --target "$out/site" "$wheel" >/dev/null
 (cd "$out" && PYTHONPATH="$out/site" "$venv/bin/python" -c "
+import django
+from django.conf import settings
+settings.configure(INSTALLED_APPS=['robust_queue'], DATABASES={'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': ':memory:'}})
+django.setup()
 import robust_queue, robust_queue.backend
 assert robust_queue.__file__.startswith('$out/site'), robust_queue.__file__
 print('wheel ok:', robust_queue.__version__)")
