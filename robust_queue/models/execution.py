@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from django.db import connections, models
+from django.db import connections, models, transaction
 from django.utils import timezone
 
 from .job import Job
@@ -60,6 +60,21 @@ def delete_by_pk(rows: QuerySet[E], pks: list[int]) -> None:
     table = connection.ops.quote_name(rows.model._meta.db_table)
     with connection.cursor() as cursor:
         cursor.executemany(f"DELETE FROM {table} WHERE id = %s", [(pk,) for pk in pks])
+
+
+def dispatch_now(rows: QuerySet[E]) -> int:
+    """Take the jobs of ``rows`` out of their state and make them ready now.
+
+    Locks the rows (skipping any another transaction holds), deletes them
+    and dispatches their jobs, in one transaction; returns how many moved.
+    """
+    with transaction.atomic(using=rows.db):
+        locked = lock_with_jobs(rows.order_by("job_id"))
+        delete_by_pk(rows, [row.pk for row in locked])
+        Job.objects.using(rows.db).dispatch_all(
+            [row.job for row in locked], immediately=True
+        )
+    return len(locked)
 
 
 class Execution(models.Model):

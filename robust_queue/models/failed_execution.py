@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import traceback
 
-from django.db import models, transaction
+from django.db import models
 
-from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
-from .job import Job
+from .execution import Execution, dispatch_now, job_field
 
 
 def error_record(exc: BaseException) -> dict[str, str]:
@@ -22,13 +21,7 @@ def error_record(exc: BaseException) -> dict[str, str]:
 class FailedExecutionQuerySet(models.QuerySet["FailedExecution"]):
     def retry_all(self) -> int:
         """Make every job of this queryset ready again."""
-        with transaction.atomic(using=self.db):
-            rows = lock_with_jobs(self.order_by("job_id"))
-            delete_by_pk(self, [row.pk for row in rows])
-            Job.objects.using(self.db).dispatch_all(
-                [row.job for row in rows], immediately=True
-            )
-        return len(rows)
+        return dispatch_now(self)
 
 
 class FailedExecution(Execution):

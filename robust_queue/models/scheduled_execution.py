@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db import models, transaction
 from django.utils import timezone
 
-from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
+from .execution import Execution, delete_by_pk, dispatch_now, job_field, lock_with_jobs
 from .job import Job
 
 
@@ -49,13 +49,7 @@ class ScheduledExecutionQuerySet(models.QuerySet["ScheduledExecution"]):
 
     def dispatch_now(self) -> int:
         """Dispatch every row of this queryset at once ("run now")."""
-        with transaction.atomic(using=self.db):
-            rows = lock_with_jobs(self.order_by("job_id"))
-            delete_by_pk(self, [row.pk for row in rows])
-            Job.objects.using(self.db).dispatch_all(
-                [row.job for row in rows], immediately=True
-            )
-        return len(rows)
+        return dispatch_now(self)
 
 
 class ScheduledExecution(Execution):
