@@ -107,11 +107,10 @@ class RobustQueueBackend(BaseTaskBackend):
             ) from exc
         return build_result(task, job)
 
-    def check(self, **kwargs: Any) -> Iterable[django_checks.CheckMessage]:
+    def check(self, **kwargs: Any) -> list[django_checks.CheckMessage]:
         from .checks import check_backend  # noqa: PLC0415 - avoid import cycle
 
-        yield from super().check(**kwargs)
-        yield from check_backend(self)
+        return [*super().check(**kwargs), *check_backend(self)]
 
     def _prepare(
         self, task: Task, args: Sequence[Any], kwargs: Mapping[str, Any]

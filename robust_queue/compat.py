@@ -39,7 +39,7 @@ try:
 
     FRAMEWORK = "django.tasks"
 except ImportError:
-    from django_tasks import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks import (  # type: ignore[no-redef,assignment,unused-ignore]
         DEFAULT_TASK_BACKEND_ALIAS,
         DEFAULT_TASK_QUEUE_NAME,
         TaskContext,
@@ -48,23 +48,23 @@ except ImportError:
         task,
         task_backends,
     )
-    from django_tasks.backends.base import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks.backends.base import (  # type: ignore[no-redef,assignment,unused-ignore]
         BaseTaskBackend,
     )
-    from django_tasks.base import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks.base import (  # type: ignore[no-redef,assignment,unused-ignore]
         TASK_MAX_PRIORITY,
         TASK_MIN_PRIORITY,
         Task,
         TaskError,
     )
-    from django_tasks.exceptions import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks.exceptions import (  # type: ignore[no-redef,assignment,unused-ignore]
         InvalidTaskError as InvalidTask,
     )
-    from django_tasks.exceptions import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks.exceptions import (  # type: ignore[no-redef,assignment,unused-ignore]
         TaskResultDoesNotExist,
         TaskResultMismatch,
     )
-    from django_tasks.signals import (  # type: ignore[no-redef,unused-ignore]
+    from django_tasks.signals import (  # type: ignore[no-redef,assignment,unused-ignore]
         task_enqueued,
         task_finished,
         task_started,

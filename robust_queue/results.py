@@ -35,7 +35,7 @@ def build_result(
     if args is None or kwargs is None:
         args, kwargs = decode_arguments(job.arguments, fetch_models=False)
     status = status or STATUS_BY_STATE[job.state]
-    result = TaskResult(
+    result: TaskResult = TaskResult(
         task=task,
         id=job.result_id,
         status=status,

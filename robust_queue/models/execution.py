@@ -82,6 +82,7 @@ class Execution(models.Model):
 
     created_at = models.DateTimeField(default=timezone.now)
 
+    job: Job
     job_id: int
 
     class Meta:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import models
 from django.utils import timezone
 
@@ -16,7 +18,7 @@ class ProcessKind(models.TextChoices):
 class ProcessQuerySet(models.QuerySet["Process"]):
     def stale(self, threshold: float) -> ProcessQuerySet:
         """Processes whose last heartbeat is older than ``threshold`` s."""
-        cutoff = timezone.now() - timezone.timedelta(seconds=threshold)
+        cutoff = timezone.now() - timedelta(seconds=threshold)
         return self.filter(last_heartbeat_at__lt=cutoff)
 
 
