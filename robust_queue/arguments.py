@@ -167,7 +167,9 @@ class _Decoder:
 
     def _untag(self, value: dict[str, Any]) -> Any:
         tag, payload = value[TAG], value.get("v")
-        if tag == "dict" and isinstance(payload, dict):
+        if tag == "dict":
+            if not isinstance(payload, dict):
+                raise DeserializationError(f"Malformed 'dict' argument: {payload!r}.")
             return {key: self.decode(item) for key, item in payload.items()}
         if tag == "model":
             return self._fetch(payload) if self.fetch_models else value
@@ -187,7 +189,7 @@ class _Decoder:
             pk = self.decode(payload["pk"])
         except _MALFORMED as exc:
             raise DeserializationError(
-                f"Model argument {payload!r} names no installed model."
+                f"Malformed 'model' argument or uninstalled model: {payload!r}."
             ) from exc
         try:
             return model._default_manager.using(self.using).get(pk=pk)
