@@ -13,6 +13,9 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "enqueue_all": "robust_queue.backend",
+    "limits_concurrency": "robust_queue.concurrency",
+    "recurring": "robust_queue.recurrence",
+    "retry": "robust_queue.retries",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -21,6 +21,7 @@ from .compat import (
     TaskResultStatus,
     task_enqueued,
 )
+from .concurrency import concurrency_key
 from .exceptions import PayloadTooLargeError, UnknownTaskError
 from .models import Job
 from .models.job import RESULT_ID_MAX_LENGTH
@@ -124,6 +125,7 @@ class RobustQueueBackend(BaseTaskBackend):
             )
         self.validate_task(task)
         arguments = encode_arguments(args, kwargs)
+        key = concurrency_key(task, args, kwargs)
         self._check_size(task, arguments)
         job = Job(
             task_path=task.module_path,
@@ -131,6 +133,7 @@ class RobustQueueBackend(BaseTaskBackend):
             priority=task.priority,
             backend_alias=self.alias,
             arguments=arguments,
+            concurrency_key=key,
             run_after=task.run_after,
             enqueued_at=timezone.now(),
         )

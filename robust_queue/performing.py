@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.utils import timezone
 
+from . import retries
 from .arguments import decode_arguments, normalize_return_value
 from .compat import (
     Task,
@@ -47,7 +48,8 @@ def perform(claimed: ClaimedExecution) -> bool:
         value = _run(claimed, task, result)
     except BaseException as exc:  # noqa: BLE001 - every failure is recorded
         error = error_record(exc)
-        finalized = _finalize(claimed, lambda: claimed.fail(error))
+        retry_at = retries.retry_at(task, exc, attempt=len(job.worker_ids))
+        finalized = _finalize(claimed, lambda: claimed.fail(error, retry_at))
         _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
         task_finished.send(sender=sender, task_result=result)
         return finalized

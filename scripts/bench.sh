@@ -10,3 +10,5 @@ done
 if [ -f bench/drain.py ]; then
     for db in ${DBS:-postgresql mariadb sqlite}; do "$venv/bin/python" -m bench.drain "$db"; done
 fi
+# Admin pages over 1,000,000 finished + 50,000 failed jobs (PostgreSQL only).
+"$venv/bin/python" -m bench.admin_timings

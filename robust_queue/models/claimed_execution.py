@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
-from django.db import models, transaction
+from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from .. import conf
+from ..retries import retry_at_for_job
+from .blocked_execution import BlockedExecution
 from .execution import Execution, job_field
 from .failed_execution import FailedExecution, error_record
 from .job import Job
+
+logger = logging.getLogger(__name__)
 
 
 class ClaimedExecutionQuerySet(models.QuerySet["ClaimedExecution"]):
@@ -27,10 +32,15 @@ class ClaimedExecutionQuerySet(models.QuerySet["ClaimedExecution"]):
         return sum(claimed.release() for claimed in self.select_related("job"))
 
     def fail_all_with(self, error_class: type[BaseException], message: str) -> int:
-        """Fail every claim of this queryset with one error, e.g. a crash."""
-        error = error_record(error_class(message))
+        """Fail every claim of this queryset with one error, e.g. a crash.
+
+        The task's retry policy decides whether the job runs again.
+        """
+        exc = error_class(message)
+        error = error_record(exc)
         return sum(
-            claimed.fail(error) for claimed in self.select_related("job")
+            claimed.fail(error, retry_at_for_job(claimed.job, exc))
+            for claimed in self.select_related("job")
         )
 
 
@@ -69,6 +79,7 @@ class ClaimedExecution(Execution):
                 jobs.delete()
         self.job.finished_at = now
         self.job.return_value = return_value
+        self._release_slot(using)
         return True
 
     def fail(self, error: dict[str, str], retry_at: datetime | None = None) -> bool:
@@ -88,6 +99,7 @@ class ClaimedExecution(Execution):
                 job.save(update_fields=["errors", "run_after"])
                 Job.objects.using(using).dispatch_all([job])
         self.job.errors = job.errors
+        self._release_slot(using)
         return True
 
     def release(self) -> bool:
@@ -97,8 +109,21 @@ class ClaimedExecution(Execution):
             if not self._relock(using):
                 return False
             self._delete_row(using)
-            Job.objects.using(using).dispatch_all([self.job], immediately=True)
+            # The job keeps the concurrency slot it was claimed with.
+            Job.objects.using(using).dispatch_all(
+                [self.job], immediately=True, bypass_concurrency=True
+            )
         return True
+
+    def _release_slot(self, using: str) -> None:
+        # After commit: a failure here must not undo the finalization;
+        # concurrency maintenance releases what is left blocked.
+        try:
+            BlockedExecution.objects.using(using).release_slot_of(self.job)
+        except DatabaseError:
+            logger.exception(
+                "Releasing the concurrency slot of job %s failed", self.job_id
+            )
 
     def _relock(self, using: str) -> bool:
         rows = ClaimedExecution.objects.using(using).select_for_update()

@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING, Any
 from django.db import models, transaction
 from django.utils import timezone
 
+from ..exceptions import UndiscardableError
+
 if TYPE_CHECKING:
     from .execution import Execution
 
 RESULT_ID_BYTES = 32
 RESULT_ID_MAX_LENGTH = 64
+DEFAULT_BATCH_SIZE = 500
 
 
 def new_result_id() -> str:
@@ -64,21 +67,73 @@ class JobQuerySet(models.QuerySet["Job"]):
             self.dispatch_all(created)
         return created
 
-    def dispatch_all(self, jobs: list[Job], *, immediately: bool = False) -> None:
-        """Move ``jobs`` to scheduled (future ``run_after``) or ready.
+    def dispatch_all(
+        self,
+        jobs: list[Job],
+        *,
+        immediately: bool = False,
+        bypass_concurrency: bool = False,
+    ) -> None:
+        """Move ``jobs`` to scheduled (future ``run_after``), ready, or
+        blocked (over their concurrency limit).
 
         The caller holds the transaction and has removed any previous
-        execution row of these jobs.
+        execution row of these jobs. ``bypass_concurrency`` is for jobs
+        that already hold their slot (a released claim).
         """
         now = timezone.now()
-        later, due = [], []
+        later, due, limited = [], [], []
         for job in jobs:
             is_future = job.run_after is not None and job.run_after > now
-            (later if is_future and not immediately else due).append(job)
+            if is_future and not immediately:
+                later.append(job)
+            elif job.concurrency_key and not bypass_concurrency:
+                limited.append(job)
+            else:
+                due.append(job)
         if later:
             self._execution_manager(JobState.SCHEDULED).create_all(later)
+        if limited:
+            blocked = self._execution_manager(JobState.BLOCKED)
+            due += blocked.acquire_or_block(limited)
         if due:
             self._execution_manager(JobState.READY).create_all(due)
+
+    def discard_all_in_batches(self, batch_size: int = DEFAULT_BATCH_SIZE) -> int:
+        """Delete the jobs of this queryset that are not running.
+
+        One transaction per batch; a job being claimed, dispatched or
+        retried meanwhile is skipped. Ready jobs give back their slot.
+        """
+        discarded, last_pk = 0, 0
+        while True:
+            batch = self.filter(pk__gt=last_pk).order_by("pk")
+            pks = list(batch.values_list("pk", flat=True)[:batch_size])
+            if not pks:
+                return discarded
+            last_pk = pks[-1]
+            with transaction.atomic(using=self.db):
+                ids, ready = self._lock_discardable(pks)
+                jobs = self.model.objects.using(self.db)
+                holders = list(jobs.filter(pk__in=ready).exclude(concurrency_key=""))
+                jobs.filter(pk__in=ids).delete()
+            discarded += len(ids)
+            for job in holders:
+                self._execution_manager(JobState.BLOCKED).release_slot_of(job)
+
+    def _lock_discardable(self, pks: list[int]) -> tuple[set[int], set[int]]:
+        # Lock the execution rows (skipping rows a worker, dispatcher or
+        # retry holds); finished jobs have none and never move again.
+        ids: set[int] = set()
+        ready: set[int] = set()
+        for state in (JobState.READY, JobState.SCHEDULED, JobState.BLOCKED, JobState.FAILED):
+            rows = self._execution_manager(state).filter(job_id__in=pks)
+            locked = set(rows.select_for_update(skip_locked=True).values_list("job_id", flat=True))
+            ids |= locked
+            if state == JobState.READY:
+                ready = locked
+        ids |= set(self.filter(pk__in=pks, finished_at__isnull=False).values_list("pk", flat=True))
+        return ids, ready
 
     def _execution_manager(self, state: JobState) -> Any:
         model = self.model._meta.get_field(EXECUTION_ACCESSORS[state]).related_model
@@ -125,6 +180,13 @@ class Job(models.Model):
             models.Index(fields=["finished_at"], name="rq_job_finished"),
             models.Index(fields=["task_path"], name="rq_job_task_path"),
         ]
+        # One permission per admin action, on top of Django's view_job.
+        permissions = [
+            ("retry_job", "Can retry jobs"),
+            ("discard_job", "Can discard jobs"),
+            ("run_job_now", "Can run jobs now"),
+            ("pause_queue", "Can pause and resume queues"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.task_path} [{self.result_id}]"
@@ -147,6 +209,18 @@ class Job(models.Model):
     def execution(self) -> Execution | None:
         accessor = EXECUTION_ACCESSORS.get(self.state)
         return getattr(self, accessor) if accessor else None
+
+    def discard(self) -> bool:
+        """Delete this job; False if it moved on meanwhile.
+
+        Raises ``UndiscardableError`` if the job is running.
+        """
+        jobs = Job.objects.using(self._state.db or "default").filter(pk=self.pk)
+        if jobs.filter(claimed_execution__isnull=False).exists():
+            raise UndiscardableError(
+                f"Job {self.result_id} is running and cannot be discarded."
+            )
+        return jobs.discard_all_in_batches() == 1
 
     @property
     def args(self) -> list[Any]:

@@ -42,6 +42,7 @@ class Process(models.Model):
 
     class Meta:
         db_table = "robust_queue_process"
+        verbose_name_plural = "processes"
         indexes = [
             models.Index(fields=["last_heartbeat_at"], name="rq_process_heartbeat"),
         ]

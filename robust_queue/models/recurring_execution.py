@@ -2,8 +2,41 @@
 
 from __future__ import annotations
 
-from django.db import models
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
+
+DEFAULT_BATCH_SIZE = 500
+
+
+class RecurringExecutionQuerySet(models.QuerySet["RecurringExecution"]):
+    def record_slot(self, task_key: str, run_at: datetime) -> RecurringExecution | None:
+        """Insert the dedup row of one slot; None if it already exists.
+
+        A concurrent scheduler inserting the same slot waits here until
+        the first one's transaction ends, then gets None.
+        """
+        try:
+            with transaction.atomic(using=self.db):
+                return self.create(task_key=task_key, run_at=run_at)
+        except IntegrityError:
+            return None
+
+    def clear_in_batches(
+        self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> int:
+        """Delete dedup rows of slots older than ``older_than``."""
+        cutoff = timezone.now() - older_than
+        deleted = 0
+        while True:
+            with transaction.atomic(using=self.db):
+                old = self.filter(run_at__lt=cutoff).order_by("pk")
+                pks = list(old.values_list("pk", flat=True)[:batch_size])
+                self.filter(pk__in=pks).delete()
+            deleted += len(pks)
+            if len(pks) < batch_size:
+                return deleted
 
 
 class RecurringExecution(models.Model):
@@ -20,6 +53,8 @@ class RecurringExecution(models.Model):
     run_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = RecurringExecutionQuerySet.as_manager()
+
     class Meta:
         db_table = "robust_queue_recurring_execution"
         constraints = [
@@ -27,6 +62,7 @@ class RecurringExecution(models.Model):
                 fields=["task_key", "run_at"], name="rq_recurring_exec_slot"
             ),
         ]
+        indexes = [models.Index(fields=["run_at"], name="rq_recurring_exec_run_at")]
 
     def __str__(self) -> str:
         return f"{self.task_key} at {self.run_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,1 @@
+"""Robust Queue processes: supervisor, workers, dispatchers, scheduler."""

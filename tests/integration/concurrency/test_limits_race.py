@@ -1,0 +1,94 @@
+"""The concurrency limit holds with real threads and connections racing.
+
+Three "workers" of three threads each claim and run jobs one at a time
+while enqueuers keep adding jobs of the same key. Every run records its
+start and end; at no instant may more runs overlap than the limit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+
+from django.db import connections
+from django.test import TransactionTestCase
+
+from robust_queue.models import BlockedExecution, Job, Semaphore
+from testproject import control_tasks as ct
+from testproject.models import LedgerEntry
+from tests.helpers import claim
+
+LIMIT = 2
+JOBS = 30
+WORKERS, THREADS = 3, 3
+
+
+def max_overlap(spans: list[tuple[datetime, datetime]]) -> int:
+    # Ends sort before starts at the same instant: touching is no overlap.
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans],
+                    key=lambda event: (event[0], event[1]))
+    running = peak = 0
+    for _, step in events:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def spans() -> list[tuple[datetime, datetime]]:
+    times: dict[str, dict[str, datetime]] = {}
+    for entry in LedgerEntry.objects.all():
+        kind, _, label = entry.key.partition(":")
+        times.setdefault(label, {})[kind] = entry.created_at
+    return [(t["start"], t["end"]) for t in times.values()]
+
+
+class LimitRaceTests(TransactionTestCase):
+    def run_threads(self, targets: list) -> None:  # type: ignore[type-arg]
+        errors: list[BaseException] = []
+
+        def run(target) -> None:  # type: ignore[no-untyped-def]
+            try:
+                target()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=run, args=(t,)) for t in targets]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        if errors:
+            raise errors[0]
+
+    def test_the_limit_is_never_exceeded(self) -> None:
+        deadline = time.monotonic() + 90
+
+        def enqueue(start: int) -> None:
+            for i in range(start, JOBS, 3):
+                ct.limited.enqueue("acme", f"j{i}", sleep=0.02)
+
+        def work(worker: int, thread: int) -> None:
+            name = f"worker-{worker}-{thread}"
+            while time.monotonic() < deadline:
+                if Job.objects.finished().count() >= JOBS:
+                    return
+                claimed = claim(1, worker_id=name)
+                if not claimed:
+                    time.sleep(0.01)
+                    continue
+                claimed[0].perform()
+
+        targets = [lambda s=s: enqueue(s) for s in range(3)]
+        targets += [
+            lambda w=w, t=t: work(w, t) for w in range(WORKERS) for t in range(THREADS)
+        ]
+        self.run_threads(targets)
+        self.assertEqual(Job.objects.finished().count(), JOBS)
+        self.assertFalse(BlockedExecution.objects.exists())
+        self.assertEqual(Semaphore.objects.get().value, LIMIT)
+        measured = spans()
+        self.assertEqual(len(measured), JOBS)
+        self.assertEqual(max_overlap(measured), LIMIT)

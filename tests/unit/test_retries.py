@@ -1,0 +1,81 @@
+"""Retry policies: validation and back-off (no database)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.test import SimpleTestCase
+from django.utils import timezone
+
+from robust_queue import retry
+from robust_queue.exceptions import ConfigurationError, ProcessExitError
+from robust_queue.retries import RetryPolicy, policy_for
+from testproject import control_tasks as ct
+from testproject import tasks
+
+
+class PolicyTests(SimpleTestCase):
+    def test_exponential_backoff_doubles_up_to_the_cap(self) -> None:
+        policy = RetryPolicy(attempts=10, wait=timedelta(seconds=2),
+                             max_wait=timedelta(seconds=10), jitter=0)
+        delays = [policy.delay(n).total_seconds() for n in range(1, 6)]
+        self.assertEqual(delays, [2, 4, 8, 10, 10])
+
+    def test_jitter_stays_within_its_fraction(self) -> None:
+        policy = RetryPolicy(wait=timedelta(seconds=100), jitter=0.2)
+        delays = {policy.delay(1).total_seconds() for _ in range(200)}
+        self.assertTrue(all(80 <= d <= 120 for d in delays))
+        self.assertGreater(len(delays), 1)
+
+    def test_fixed_and_callable_backoff(self) -> None:
+        fixed = RetryPolicy(backoff="fixed", wait=timedelta(seconds=7))
+        self.assertEqual(fixed.delay(4), timedelta(seconds=7))
+        custom = RetryPolicy(backoff=lambda attempt: attempt * 1.5)
+        self.assertEqual(custom.delay(2), timedelta(seconds=3))
+        as_delta = RetryPolicy(backoff=lambda attempt: timedelta(minutes=attempt))
+        self.assertEqual(as_delta.delay(3), timedelta(minutes=3))
+
+    def test_retry_at_counts_attempts_and_filters_errors(self) -> None:
+        policy = RetryPolicy(attempts=3, backoff="fixed", wait=timedelta(0),
+                             retry_on=(ValueError, ProcessExitError),
+                             discard_on=(UnicodeError,))
+        before = timezone.now()
+        self.assertGreaterEqual(policy.retry_at(ValueError(), 1), before)
+        self.assertIsNotNone(policy.retry_at(ProcessExitError(), 2))
+        self.assertIsNone(policy.retry_at(ValueError(), 3), "attempts exhausted")
+        self.assertIsNone(policy.retry_at(KeyError(), 1), "not in retry_on")
+        self.assertIsNone(policy.retry_at(UnicodeError(), 1), "discard_on wins")
+
+    def test_the_default_retries_any_exception(self) -> None:
+        self.assertIsNotNone(RetryPolicy().retry_at(ProcessExitError("gone"), 1))
+
+
+class DecoratorTests(SimpleTestCase):
+    def test_bad_policies_fail_at_decoration(self) -> None:
+        cases = [
+            ({"attempts": -1}, "'attempts' must be at least 1"),
+            ({"attempts": 0}, "'attempts' must be at least 1"),
+            ({"attempts": "3"}, "'attempts' must be an integer"),
+            ({"backoff": "linear"}, "'backoff' must be"),
+            ({"wait": 3}, "'wait' must be a timedelta"),
+            ({"jitter": 2}, "'jitter' must be between 0 and 1"),
+            ({"retry_on": ("ValueError",)}, "'retry_on' must be a tuple"),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(kwargs), self.assertRaisesMessage(ConfigurationError, message):
+                retry(**kwargs)
+
+    def test_a_single_exception_class_is_accepted(self) -> None:
+        policy = RetryPolicy(retry_on=(TimeoutError,))
+        retry(retry_on=TimeoutError)  # type: ignore[arg-type]
+        self.assertEqual(policy.retry_on, (TimeoutError,))
+
+    def test_policies_are_found_by_task_path_through_using(self) -> None:
+        policy = policy_for(ct.flaky.using(priority=3))
+        assert policy is not None
+        self.assertEqual(policy.attempts, 3)
+        self.assertIsNone(policy_for(tasks.add))
+
+    def test_the_decorator_goes_over_task(self) -> None:
+        with self.assertRaisesMessage(ConfigurationError, "stacked over @task"):
+            retry()(lambda: None)  # type: ignore[arg-type]
