@@ -16,12 +16,13 @@ from ..models import Job, JobState
 from ..models.job import RESULT_ID_MAX_LENGTH
 from . import dashboard, filters, job_views, operations, permissions
 from .counting import CappedPaginator
+from .readonly import ReadOnlyAdminMixin
 
 # The large columns: never read for a list.
 LARGE_FIELDS = ("arguments", "return_value", "errors", "failed_execution__error")
 
 
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "job",
         "task",
@@ -76,17 +77,6 @@ class JobAdmin(admin.ModelAdmin):
         if len(term) <= RESULT_ID_MAX_LENGTH and queryset.filter(result_id=term).exists():
             return queryset.filter(result_id=term), False
         return queryset.filter(task_path__contains=term), False
-
-    # Permissions: jobs are never added or edited by hand; each action has
-    # its own permission (permissions.py) on top of view_job.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
         return permissions.has(request, permissions.RETRY)

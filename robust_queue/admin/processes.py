@@ -15,6 +15,7 @@ from django.utils.timesince import timesince
 
 from .. import conf
 from ..models import ClaimedExecution, Process
+from .readonly import ReadOnlyAdminMixin
 
 DEFAULT_ALIVE_THRESHOLD = 300  # seconds; the supervisor prunes after this
 RUNNING_JOBS_SHOWN = 5
@@ -26,7 +27,7 @@ def alive_threshold() -> timedelta:
     )
 
 
-class ProcessAdmin(admin.ModelAdmin):
+class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "name",
         "kind",
@@ -55,15 +56,6 @@ class ProcessAdmin(admin.ModelAdmin):
             .annotate(running=Count("claimed_executions"))
             .prefetch_related(Prefetch("claimed_executions", queryset=claims))
         )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="Last heartbeat", ordering="last_heartbeat_at")
     def heartbeat(self, obj: Process) -> str:

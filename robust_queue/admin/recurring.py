@@ -21,6 +21,7 @@ from .. import conf
 from ..exceptions import RobustQueueError
 from ..models import RecurringExecution, RecurringTask
 from . import permissions
+from .readonly import ReadOnlyAdminMixin
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def next_run(schedule: str, after: datetime | None = None) -> datetime | None:
     return value
 
 
-class RecurringTaskAdmin(admin.ModelAdmin):
+class RecurringTaskAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "key",
         "schedule",
@@ -60,15 +61,6 @@ class RecurringTaskAdmin(admin.ModelAdmin):
         return RecurringTask.objects.using(using).annotate(
             last_enqueued=Subquery(last.values("run_at")[:1])
         )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_run_now_permission(self, request: HttpRequest) -> bool:
         return permissions.has(request, permissions.RUN_NOW)
