@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from django.contrib import admin
 from django.db.models import Count, Prefetch, QuerySet
