@@ -120,6 +120,11 @@ TASKS = {
 }
 
 ROBUST_QUEUE: dict = {}
+# The process tests start `manage.py robust_queue` with short intervals.
+if os.environ.get("ROBUST_QUEUE_CONFIG_JSON"):
+    import json
+
+    ROBUST_QUEUE.update(json.loads(os.environ["ROBUST_QUEUE_CONFIG_JSON"]))
 
 LOGGING = {
     "version": 1,

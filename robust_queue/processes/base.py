@@ -1,0 +1,112 @@
+"""What every queue process shares: register, loop, shut down.
+
+``start()`` runs the boot steps, then ``run_once()`` until stopped, then the
+shutdown steps in ``finally`` — the order is listed here, not spread over
+base classes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from django.db import connections
+
+from .. import hooks
+from ..models import Process
+from .registration import Heartbeat, Registration
+from .wakeup import Wakeup
+
+logger = logging.getLogger(__name__)
+
+# The longest a loop sleeps before looking at its parent and stop flag.
+MAX_SLEEP = 1.0
+
+
+class Runnable:
+    """One process role: worker, dispatcher or scheduler."""
+
+    kind = "process"
+
+    def __init__(
+        self,
+        *,
+        using: str,
+        heartbeat_interval: float,
+        supervisor_id: int | None = None,
+        parent_pid: int | None = None,
+    ) -> None:
+        self.using = using
+        self.heartbeat_interval = heartbeat_interval
+        self.parent_pid = parent_pid
+        self.wakeup = Wakeup()
+        self.stopping = False
+        self.immediately = False
+        self.registration = Registration(
+            self.kind, using=using, metadata=self.metadata, supervisor_id=supervisor_id
+        )
+        self.heartbeat: Heartbeat | None = None
+        self.process: Process | None = None
+
+    @property
+    def name(self) -> str:
+        return self.registration.name
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def start(self) -> None:
+        """Boot, run until stopped, then shut down (always)."""
+        try:
+            self._boot()
+            while not self.stopping:
+                if self._orphaned():
+                    logger.warning("%s lost its supervisor; stopping", self.name)
+                    break
+                pause = self.run_once()
+                if not self.stopping and pause > 0:
+                    self.wakeup.wait(min(pause, MAX_SLEEP))
+        finally:
+            self._shutdown()
+
+    def stop(self, *, immediately: bool = False) -> None:
+        """Ask the loop to end; safe from a signal handler."""
+        self.immediately = self.immediately or immediately
+        self.stopping = True
+        self.wakeup.wake()
+
+    def boot(self) -> None:
+        """Role-specific start-up, after registration."""
+
+    def run_once(self) -> float:
+        """Do one round of work; return how long to sleep."""
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """Role-specific clean-up, before deregistration."""
+
+    def _boot(self) -> None:
+        self.process = self.registration.start()
+        self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.stop)
+        self.heartbeat.start()
+        self.boot()
+        logger.info("%s started (pid %s)", self.name, os.getpid())
+        hooks.run(self.kind, "on_start", self)
+
+    def _shutdown(self) -> None:
+        hooks.run(self.kind, "on_stop", self)
+        try:
+            if self.process is not None:
+                self.shutdown()
+        finally:
+            if self.heartbeat is not None:
+                self.heartbeat.stop()
+            self.registration.stop()
+            logger.info("%s stopped", self.name)
+            hooks.run(self.kind, "on_exit", self)
+            connections.close_all()
+
+    def _orphaned(self) -> bool:
+        return self.parent_pid is not None and os.getppid() != self.parent_pid
