@@ -20,8 +20,9 @@ from .wakeup import Wakeup
 
 logger = logging.getLogger(__name__)
 
-# The longest a loop sleeps before looking at its parent and stop flag.
-MAX_SLEEP = 1.0
+# The longest a loop sleeps before looking at its parent. Forked children
+# also ask Linux for SIGTERM when the parent dies (children.py).
+MAX_SLEEP = 5.0
 
 
 class Runnable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
@@ -21,6 +22,7 @@ logger = logging.getLogger(__name__)
 # A child that lived this long before exiting is replaced without delay.
 STABLE_AFTER = 60.0
 MAX_BACKOFF = 30.0
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,7 @@ def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
     code = 1
     try:
         restore_defaults()
+        _terminate_with_parent()
         runnable = role.build(**build_kwargs)
         signal.signal(signal.SIGTERM, lambda *_: runnable.stop())
         signal.signal(signal.SIGINT, lambda *_: runnable.stop())
@@ -70,6 +73,18 @@ def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
     finally:
         # Never unwind the parent's stack in the child.
         os._exit(code)
+
+
+def _terminate_with_parent() -> None:
+    """Ask Linux to send SIGTERM when the supervisor dies (kill -9 too).
+
+    Elsewhere the loop's parent-pid check (at most MAX_SLEEP late) covers it.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
 
 
 def start_thread(role: Role, failures: int, **build_kwargs: object) -> Child:

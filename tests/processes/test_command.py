@@ -1,0 +1,119 @@
+"""The command's options, pidfile, pausing, hooks and PostgreSQL wake-ups."""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from django.db import connection
+from django.test import TransactionTestCase
+from unittest import skipUnless
+
+from robust_queue.models import Job, Queue
+from testproject import tasks
+from tests.helpers import wait_until
+
+from .support import ROOT, Supervisor
+
+HOOKS = {
+    kind: {
+        "on_start": ["testproject.hooks.started"],
+        "on_stop": ["testproject.hooks.stopped"],
+        "on_exit": ["testproject.hooks.exited"],
+    }
+    for kind in ("supervisor", "worker")
+}
+
+
+def run_check(config_json: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ROBUST_QUEUE_CONFIG_JSON=config_json, ROBUST_QUEUE_DB_NAME="unused")
+    return subprocess.run(
+        [sys.executable, "manage.py", "robust_queue", "--check"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+class CheckTests(TransactionTestCase):
+    def test_check_passes_a_valid_configuration(self) -> None:
+        done = run_check("{}")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("configuration is valid", done.stdout)
+
+    def test_check_names_every_problem_and_exits_non_zero(self) -> None:
+        done = run_check('{"workers": [{"threads": 0}], "hooks": {"worker": {"on_boot": []}}}')
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("WorkerConfig.threads must be > 0, not 0", done.stderr)
+        self.assertIn("unknown event 'on_boot'", done.stderr)
+
+    def test_check_reports_malformed_settings(self) -> None:
+        done = run_check('{"workers": [{"colour": "red"}]}')
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("Invalid ROBUST_QUEUE settings", done.stderr)
+
+
+class CommandTests(TransactionTestCase):
+    def test_pidfile_refuses_a_second_supervisor_while_the_first_lives(self) -> None:
+        pidfile = Path(tempfile.mkdtemp()) / "rq.pid"
+        first = Supervisor(self, supervisor_pidfile=str(pidfile))
+        wait_until(lambda: pidfile.exists() and pidfile.read_text().strip() == str(first.pid))
+        second = Supervisor(self, supervisor_pidfile=str(pidfile))
+        self.assertNotEqual(second.wait(timeout=30), 0)
+        self.assertIn(f"already running with pid {first.pid}", second.output())
+        first.send(signal.SIGTERM)
+        self.assertEqual(first.wait(timeout=15), 0)
+        self.assertFalse(pidfile.exists(), "the pidfile is removed at exit")
+
+    def test_a_stale_pidfile_is_replaced(self) -> None:
+        pidfile = Path(tempfile.mkdtemp()) / "rq.pid"
+        pidfile.write_text("999999\n")
+        supervisor = Supervisor(self, supervisor_pidfile=str(pidfile))
+        wait_until(lambda: pidfile.read_text().strip() == str(supervisor.pid))
+
+    def test_pausing_stops_claiming_but_not_enqueueing(self) -> None:
+        Queue("default").pause()
+        held = tasks.add.enqueue(1, 1)
+        other = tasks.add.using(queue_name="other").enqueue(2, 2)
+        Supervisor(self)
+        wait_until(lambda: Job.objects.filter(result_id=other.id, finished_at__isnull=False).exists(), timeout=30)
+        time.sleep(1.5)
+        self.assertEqual(tasks.add.get_result(held.id).status, "READY")
+        Queue("default").resume()
+        wait_until(lambda: Job.objects.filter(result_id=held.id, finished_at__isnull=False).exists(), timeout=30)
+
+    def test_lifecycle_hooks_run_in_every_process(self) -> None:
+        log = Path(tempfile.mkdtemp()) / "hooks.log"
+        os.environ["ROBUST_QUEUE_HOOK_LOG"] = str(log)
+        self.addCleanup(os.environ.pop, "ROBUST_QUEUE_HOOK_LOG")
+        supervisor = Supervisor(self, hooks=HOOKS)
+        supervisor.children("worker")
+        supervisor.send(signal.SIGTERM)
+        self.assertEqual(supervisor.wait(timeout=15), 0)
+        lines = [line.split()[:2] for line in log.read_text().splitlines()]
+        for kind in ("supervisor", "worker"):
+            self.assertEqual(
+                [event for k, event in lines if k == kind], ["on_start", "on_stop", "on_exit"]
+            )
+
+
+@skipUnless(connection.vendor == "postgresql", "LISTEN/NOTIFY exists only on PostgreSQL")
+class NotifyTests(TransactionTestCase):
+    def test_an_idle_worker_wakes_on_notify_not_on_polling(self) -> None:
+        """With 5 s polling, a median pickup under 1 s proves NOTIFY woke it."""
+        Supervisor(self, workers=[{"queues": ["*"], "threads": 1, "polling_interval": 5}])
+        time.sleep(1)  # let the worker go idle and start listening
+        delays = []
+        for _ in range(5):
+            result = tasks.add.enqueue(1, 1)
+            job = wait_until(
+                lambda: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),
+                timeout=10, interval=0.01,
+            )
+            delays.append((job.started_at - job.enqueued_at).total_seconds())
+            time.sleep(0.5)
+        self.assertLess(statistics.median(delays), 1.0, delays)
