@@ -13,7 +13,10 @@ logger = logging.getLogger(__name__)
 def prune_dead_processes(using: str, threshold: float, *, keep: int | None = None) -> int:
     """Fail the claims of processes silent for ``threshold`` s; drop their rows."""
     pruned = 0
-    for process in Process.objects.using(using).stale(threshold).exclude(pk=keep):
+    stale = Process.objects.using(using).stale(threshold)
+    if keep is not None:
+        stale = stale.exclude(pk=keep)
+    for process in stale:
         claims = ClaimedExecution.objects.using(using).filter(process_id=process.pk)
         failed = claims.fail_all_with(
             ProcessPrunedError,

@@ -24,7 +24,7 @@ FAST = {
     "workers": [{"queues": ["*"], "threads": 3, "polling_interval": 0.05}],
     "dispatchers": [{"batch_size": 100, "polling_interval": 0.1}],
     "process_heartbeat_interval": 0.5,
-    "process_alive_threshold": 4,
+    "process_alive_threshold": 10,
     "shutdown_timeout": 3,
 }
 

@@ -1,0 +1,127 @@
+"""Drain throughput, pickup latency and memory of the real supervisor.
+
+    python -m bench.drain postgresql [--jobs 5000]
+
+Starts `manage.py robust_queue` against a throw-away database and reports:
+jobs/s draining no-op tasks with 1 and 2 worker processes (3 threads each),
+machine-wide CPU per job (worker, dispatcher and database together), pickup
+latency p50/p95 of one job at a time with an idle worker, and the RSS/PSS of
+the supervisor's process tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.common import ROOT, setup_django, teardown_django
+
+CONFIG = {
+    "dispatchers": [{"batch_size": 500, "polling_interval": 0.2}],
+    "process_heartbeat_interval": 5,
+    "process_alive_threshold": 60,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("database", choices=["sqlite", "postgresql", "mariadb"])
+    parser.add_argument("--jobs", type=int, default=5000)
+    parser.add_argument("--samples", type=int, default=60)
+    options = parser.parse_args()
+    setup_django(options.database)
+    try:
+        for processes in (1, 2):
+            _drain(options.database, options.jobs, processes)
+        _latency(options.database, options.samples)
+    finally:
+        teardown_django()
+
+
+def _start(processes: int, polling: float = 0.1) -> subprocess.Popen[bytes]:
+    from django.conf import settings
+
+    config = {**CONFIG, "workers": [{"queues": ["*"], "threads": 3, "processes": processes,
+                                      "polling_interval": polling}]}
+    env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+               ROBUST_QUEUE_CONFIG_JSON=json.dumps(config), ROBUST_QUEUE_LOG_LEVEL="WARNING")
+    return subprocess.Popen([sys.executable, "manage.py", "robust_queue"], cwd=ROOT, env=env)
+
+
+def _stop(supervisor: subprocess.Popen[bytes]) -> None:
+    supervisor.send_signal(signal.SIGTERM)
+    supervisor.wait(timeout=30)
+
+
+def _drain(database: str, jobs: int, processes: int) -> None:
+    import robust_queue
+    from robust_queue.models import Job
+    from testproject import tasks
+
+    Job.objects.all().delete()
+    for start in range(0, jobs, 1000):
+        robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(start, min(jobs, start + 1000))])
+    supervisor = _start(processes)
+    began, cpu_before = time.perf_counter(), _busy_jiffies()
+    memory = {}
+    while Job.objects.filter(finished_at__isnull=True).exists():
+        if not memory and Job.objects.filter(finished_at__isnull=False).count() > jobs // 2:
+            memory = _tree_memory(supervisor.pid)
+        time.sleep(0.05)
+    elapsed, cpu = time.perf_counter() - began, _busy_jiffies() - cpu_before
+    _stop(supervisor)
+    cpu_ms = cpu / os.sysconf("SC_CLK_TCK") * 1000 / jobs
+    print(f"{database:10} drain {jobs} no-op jobs, {processes} worker process(es): "
+          f"{jobs / elapsed:7.0f} jobs/s, {cpu_ms:.2f} ms CPU/job (machine-wide), "
+          f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB")
+
+
+def _latency(database: str, samples: int) -> None:
+    from robust_queue.models import Job
+    from testproject import tasks
+
+    supervisor = _start(1, polling=0.1)
+    time.sleep(3)
+    delays = []
+    for _ in range(samples):
+        result = tasks.add.enqueue(1, 1)
+        while not (job := Job.objects.filter(result_id=result.id, started_at__isnull=False).first()):
+            time.sleep(0.002)
+        delays.append((job.started_at - job.enqueued_at).total_seconds() * 1000)
+        time.sleep(0.05)
+    _stop(supervisor)
+    delays.sort()
+    p95 = delays[int(len(delays) * 0.95) - 1]
+    print(f"{database:10} pickup latency, idle worker (polling 0.1 s): "
+          f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms")
+
+
+def _busy_jiffies() -> int:
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4]  # minus idle and iowait
+
+
+def _tree_memory(root: int) -> dict[str, int]:
+    pids = [root] + [int(p) for p in subprocess.run(
+        ["pgrep", "-P", str(root)], capture_output=True, text=True).stdout.split()]
+    totals = {"rss": 0, "pss": 0}
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                key, _, rest = line.partition(":")
+                if key in ("Rss", "Pss"):
+                    totals[key.lower()] += int(rest.split()[0])
+        except FileNotFoundError:
+            continue
+    return totals
+
+
+if __name__ == "__main__":
+    main()
