@@ -117,3 +117,28 @@ class NotifyTests(TransactionTestCase):
             delays.append((job.started_at - job.enqueued_at).total_seconds())
             time.sleep(0.5)
         self.assertLess(statistics.median(delays), 1.0, delays)
+
+
+class PruneSubcommandTests(TransactionTestCase):
+    def test_robust_queue_prune_deletes_only_old_finished_jobs(self) -> None:
+        from datetime import timedelta
+
+        from django.conf import settings
+        from django.utils import timezone
+
+        from tests.helpers import work_off
+
+        old, recent = tasks.add.enqueue(1, 1), tasks.add.enqueue(2, 2)
+        work_off()
+        Job.objects.filter(result_id=old.id).update(finished_at=timezone.now() - timedelta(days=3))
+        waiting = tasks.add.enqueue(3, 3)
+        env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"])
+        done = subprocess.run(
+            [sys.executable, "manage.py", "robust_queue", "prune", "--older-than", "1d"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("Deleted 1 finished and 0 failed job(s).", done.stdout)
+        self.assertEqual(
+            set(Job.objects.values_list("result_id", flat=True)), {recent.id, waiting.id}
+        )

@@ -10,10 +10,21 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ...config import MODES
 from ...processes.launch import build_config, problems
 from ...processes.supervisor import Supervisor
+from .robust_queue_prune import Command as PruneCommand
 
 
 class Command(BaseCommand):
-    help = "Run Robust Queue's supervisor with its workers, dispatchers and scheduler."
+    help = (
+        "Run Robust Queue's supervisor with its workers, dispatchers and "
+        "scheduler. `robust_queue prune --help` clears old jobs."
+    )
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        if argv[2:3] == ["prune"]:
+            prune = PruneCommand()
+            prune.run_from_argv([argv[0], "robust_queue prune", *argv[3:]])
+            return
+        super().run_from_argv(argv)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--check", action="store_true", help="validate and exit")
