@@ -32,7 +32,14 @@ HOOKS = {
 
 
 def run_check(config_json: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ROBUST_QUEUE_CONFIG_JSON=config_json, ROBUST_QUEUE_DB_NAME="unused")
+    # MySQL's system checks connect, so point at the real test database.
+    from django.conf import settings
+
+    env = dict(
+        os.environ,
+        ROBUST_QUEUE_CONFIG_JSON=config_json,
+        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+    )
     return subprocess.run(
         [sys.executable, "manage.py", "robust_queue", "--check"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
