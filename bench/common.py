@@ -25,7 +25,9 @@ def setup_django(database: str) -> None:
     django.setup()
     from django.db import connections
 
-    connections["default"].creation.create_test_db(verbosity=0, keepdb=False)
+    connections["default"].creation.create_test_db(
+        verbosity=0, autoclobber=True, keepdb=False, serialize=False
+    )
 
 
 def teardown_django() -> None:

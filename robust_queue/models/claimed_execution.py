@@ -69,12 +69,11 @@ class ClaimedExecution(Execution):
         using = self._state.db or "default"
         now = timezone.now()
         with transaction.atomic(using=using):
-            if not self._relock(using):
+            if not self._take(using):
                 return False
             jobs = Job.objects.using(using).filter(pk=self.job_id)
             if conf.preserve_finished_jobs():
                 jobs.update(finished_at=now, return_value=return_value)
-                self._delete_row(using)
             else:
                 jobs.delete()
         self.job.finished_at = now
@@ -86,11 +85,10 @@ class ClaimedExecution(Execution):
         """Record one failed attempt once; retry at ``retry_at`` if given."""
         using = self._state.db or "default"
         with transaction.atomic(using=using):
-            if not self._relock(using):
+            if not self._take(using):
                 return False
             job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
             job.errors = [*job.errors, error]
-            self._delete_row(using)
             if retry_at is None:
                 job.save(update_fields=["errors"])
                 FailedExecution.objects.using(using).create(job=job, error=error)
@@ -106,9 +104,8 @@ class ClaimedExecution(Execution):
         """Give the job back to ready without counting a failure."""
         using = self._state.db or "default"
         with transaction.atomic(using=using):
-            if not self._relock(using):
+            if not self._take(using):
                 return False
-            self._delete_row(using)
             # The job keeps the concurrency slot it was claimed with.
             Job.objects.using(using).dispatch_all(
                 [self.job], immediately=True, bypass_concurrency=True
@@ -125,12 +122,14 @@ class ClaimedExecution(Execution):
                 "Releasing the concurrency slot of job %s failed", self.job_id
             )
 
-    def _relock(self, using: str) -> bool:
-        rows = ClaimedExecution.objects.using(using).select_for_update()
-        return rows.filter(pk=self.pk).exists()
+    def _take(self, using: str) -> bool:
+        """Delete this claim; True only for the transition that removed it.
 
-    def _delete_row(self, using: str) -> None:
-        ClaimedExecution.objects.using(using).filter(pk=self.pk).delete()
+        The DELETE locks the row: a concurrent finalize, release or prune
+        waits, then deletes nothing, so exactly one of them goes on.
+        """
+        deleted, _ = ClaimedExecution.objects.using(using).filter(pk=self.pk).delete()
+        return deleted == 1
 
     def perform(self) -> bool:
         """Run the job's task and finalize it; True if this call did."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from django.db import connections, models, transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .claimed_execution import ClaimedExecution
+from .expressions import JsonArrayAppend
 from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
 from .job import Job
 
@@ -72,8 +75,11 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
             [ClaimedExecution(job=job, process_id=process_id) for job in jobs]
         )
         delete_by_pk(self, [row.pk for row in ready])
-        Job.objects.using(self.db).bulk_update(
-            jobs, ["started_at", "last_attempted_at", "worker_ids"]
+        # One UPDATE for the batch: attempts == len(worker_ids).
+        Job.objects.using(self.db).filter(pk__in=[job.pk for job in jobs]).update(
+            started_at=Coalesce("started_at", Value(now)),
+            last_attempted_at=now,
+            worker_ids=JsonArrayAppend("worker_ids", worker_id),
         )
         return claimed
 
