@@ -12,3 +12,4 @@ if [ -f bench/drain.py ]; then
 fi
 # Admin pages over 1,000,000 finished + 50,000 failed jobs (PostgreSQL only).
 "$venv/bin/python" -m bench.admin_timings
+if [ -f bench/worker_cpu.py ]; then for db in ${DBS:-postgresql mariadb sqlite}; do "$venv/bin/python" -m bench.worker_cpu "$db"; done; fi
