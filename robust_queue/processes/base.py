@@ -11,7 +11,7 @@ import logging
 import os
 from typing import Any
 
-from django.db import connections
+from django.db import DatabaseError, connections
 
 from .. import hooks
 from ..models import Process
@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 # The longest a loop sleeps before looking at its parent. Forked children
 # also ask Linux for SIGTERM when the parent dies (children.py).
 MAX_SLEEP = 5.0
+ERROR_PAUSE = 1.0
 
 
 class Runnable:
@@ -66,11 +67,21 @@ class Runnable:
                 if self._orphaned():
                     logger.warning("%s lost its supervisor; stopping", self.name)
                     break
-                pause = self.run_once()
+                pause = self._run_once_safely()
                 if not self.stopping and pause > 0:
                     self.wakeup.wait(min(pause, MAX_SLEEP))
         finally:
             self._shutdown()
+
+    def _run_once_safely(self) -> float:
+        try:
+            return self.run_once()
+        except DatabaseError:
+            # A dropped connection or a failover: replace this thread's
+            # connection and try again after a pause, instead of dying.
+            logger.exception("%s: database error; retrying", self.name)
+            connections.close_all()
+            return ERROR_PAUSE
 
     def stop(self, *, immediately: bool = False) -> None:
         """Ask the loop to end; safe from a signal handler."""

@@ -81,5 +81,9 @@ class Pool:
             # next job.
             logger.error("A task left a transaction open; closing its connection")
             connection.close()
-        elif connection.connection is not None and not connection.is_usable():
-            connection.close()
+        elif connection.errors_occurred:
+            # Only after a database error: is_usable() costs a round trip.
+            if connection.connection is not None and connection.is_usable():
+                connection.errors_occurred = False
+            else:
+                connection.close()

@@ -149,3 +149,21 @@ class PruneSubcommandTests(TransactionTestCase):
         self.assertEqual(
             set(Job.objects.values_list("result_id", flat=True)), {recent.id, waiting.id}
         )
+
+
+@skipUnless(connection.vendor == "postgresql", "terminating backends is PostgreSQL's")
+class ConnectionLossTests(TransactionTestCase):
+    def test_workers_replace_broken_connections_and_go_on(self) -> None:
+        first = tasks.add.enqueue(1, 1)
+        supervisor = Supervisor(self)
+        [worker] = supervisor.children("worker")
+        wait_until(lambda: Job.objects.filter(result_id=first.id, finished_at__isnull=False).exists(), timeout=30)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        second = tasks.add.enqueue(2, 2)
+        wait_until(lambda: Job.objects.filter(result_id=second.id, finished_at__isnull=False).exists(), timeout=30)
+        # The same worker process ran it: it was not replaced.
+        self.assertEqual(Job.objects.get(result_id=second.id).worker_ids, [worker.name])
