@@ -27,6 +27,7 @@ from .models import Job
 from .models.job import RESULT_ID_MAX_LENGTH
 from .registry import resolve_task
 from .results import build_result
+from .task import RobustQueueTask
 
 TaskCall = tuple[Task, Sequence[Any], Mapping[str, Any]]
 
@@ -42,6 +43,7 @@ class RobustQueueBackend(BaseTaskBackend):
     supports_priority = True
     supports_get_result = True
     supports_async_task = True
+    task_class = RobustQueueTask
 
     # __init__ is the base class's: it runs at import time (@task, every
     # .using()) and must not touch the ORM or read other settings.

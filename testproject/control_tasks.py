@@ -38,6 +38,12 @@ def discarding(label: str) -> str:
     return _span(label, 0)
 
 
+@task(limits_concurrency={"key": lambda account, label, sleep=0.0: account, "to": 2})
+def limited_by_keyword(account: str, label: str, sleep: float = 0.0) -> str:
+    """The same limit as ``limited``, declared as a @task keyword."""
+    return _span(label, sleep)
+
+
 @limits_concurrency(key=lambda label: "shared", group="grouped")
 @task()
 def grouped_a(label: str) -> str:
