@@ -50,6 +50,8 @@ class DispatcherConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SchedulerConfig:
     polling_interval: float = 60.0
+    # Enqueue the last slot missed while no scheduler ran (off: no back-fill).
+    catch_up: bool = False
 
     def validate(self) -> list[str]:
         return _positive(self, "polling_interval")

@@ -15,7 +15,11 @@ class SchedulerProcess(Runnable):
     def __init__(self, config: SchedulerConfig, **kwargs: Any) -> None:
         self.config = config
         super().__init__(**kwargs)
-        self.scheduler = Scheduler(using=self.using, polling_interval=config.polling_interval)
+        self.scheduler = Scheduler(
+            using=self.using,
+            polling_interval=config.polling_interval,
+            catch_up=config.catch_up,
+        )
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import signal
 from django.test import TransactionTestCase
 
 import robust_queue
-from robust_queue.models import Job, RecurringExecution
+from robust_queue.models import FailedExecution, Job, RecurringExecution
 from testproject import control_tasks
 from testproject.models import LedgerEntry
 from tests.helpers import wait_until
@@ -62,4 +62,29 @@ class ControlProcessTests(TransactionTestCase):
         self.assertEqual(
             LedgerEntry.objects.filter(key="tick").count(),
             jobs.filter(finished_at__isnull=False).count(),
+        )
+
+
+class MaintenanceProcessTests(TransactionTestCase):
+    def test_the_supervisor_clears_old_finished_jobs_and_nothing_else(self) -> None:
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from testproject import tasks
+        from tests.helpers import work_off
+
+        old, recent = tasks.add.enqueue(1, 1), tasks.add.enqueue(2, 2)
+        failed = tasks.fail.enqueue("kept")
+        work_off()
+        two_days_ago = timezone.now() - timedelta(days=2)
+        Job.objects.filter(result_id=old.id).update(finished_at=two_days_ago)
+        # Failed jobs are kept (clear_failed_jobs_after is off), however old.
+        FailedExecution.objects.update(created_at=two_days_ago)
+        waiting = tasks.add.using(run_after=timezone.now() + timedelta(days=1)).enqueue(3, 3)
+        Supervisor(self, maintenance_interval=0.5, clear_finished_jobs_after=3600)
+        wait_until(lambda: not Job.objects.filter(result_id=old.id).exists(), timeout=30)
+        self.assertEqual(
+            set(Job.objects.values_list("result_id", flat=True)),
+            {recent.id, failed.id, waiting.id},
         )

@@ -69,3 +69,9 @@ class ConfigTests(SimpleTestCase):
         only_dispatch = build_config({"only_dispatch": True})
         self.assertEqual(only_dispatch.workers, ())
         self.assertEqual(len(only_dispatch.dispatchers), 1)
+
+    @override_settings(ROBUST_QUEUE={"scheduler": {"polling_interval": 5, "catch_up": True}})
+    def test_scheduler_catch_up_is_opt_in(self) -> None:
+        self.assertIs(SupervisorConfig().scheduler.catch_up, False)
+        scheduler = SupervisorConfig.from_settings().scheduler
+        self.assertEqual((scheduler.polling_interval, scheduler.catch_up), (5.0, True))
