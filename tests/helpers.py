@@ -55,3 +55,33 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s")
         time.sleep(interval)
+
+
+def run_in_threads(targets: list[Callable[[], object]], timeout: float = 120) -> list[object]:
+    """Run each target in its own thread (own DB connection); return results.
+
+    The first exception a thread raised is re-raised here.
+    """
+    import threading
+
+    from django.db import connections
+
+    results: list[object] = [None] * len(targets)
+    errors: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            results[index] = targets[index]()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(targets))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    if errors:
+        raise errors[0]
+    return results

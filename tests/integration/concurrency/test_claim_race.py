@@ -5,41 +5,27 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
-from django.db import connections
 from django.test import TransactionTestCase
 from django.utils import timezone
 
 import robust_queue
 from robust_queue.models import Job, ReadyExecution, ScheduledExecution
 from testproject import tasks
-from tests.helpers import claim
+from tests.helpers import claim, run_in_threads
 
 JOBS = 300
 CLAIMERS = 4
 
 
 def _in_threads(count: int, target) -> list:  # type: ignore[no-untyped-def]
-    results: list = [None] * count
-    errors: list[BaseException] = []
+    """Run ``target`` in ``count`` threads that start together."""
     barrier = threading.Barrier(count)
 
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = target()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
+    def started_together():  # type: ignore[no-untyped-def]
+        barrier.wait()
+        return target()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    if errors:
-        raise errors[0]
-    return results
+    return run_in_threads([started_together] * count, timeout=60)
 
 
 class ClaimRaceTests(TransactionTestCase):

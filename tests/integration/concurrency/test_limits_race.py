@@ -7,17 +7,15 @@ start and end; at no instant may more runs overlap than the limit.
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import datetime
 
-from django.db import connections
 from django.test import TransactionTestCase
 
 from robust_queue.models import BlockedExecution, Job, Semaphore
 from testproject import control_tasks as ct
 from testproject.models import LedgerEntry
-from tests.helpers import claim
+from tests.helpers import claim, run_in_threads
 
 LIMIT = 2
 JOBS = 30
@@ -44,25 +42,6 @@ def spans() -> list[tuple[datetime, datetime]]:
 
 
 class LimitRaceTests(TransactionTestCase):
-    def run_threads(self, targets: list) -> None:  # type: ignore[type-arg]
-        errors: list[BaseException] = []
-
-        def run(target) -> None:  # type: ignore[no-untyped-def]
-            try:
-                target()
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=run, args=(t,)) for t in targets]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(120)
-        if errors:
-            raise errors[0]
-
     def test_the_limit_is_never_exceeded(self) -> None:
         deadline = time.monotonic() + 90
 
@@ -85,7 +64,7 @@ class LimitRaceTests(TransactionTestCase):
         targets += [
             lambda w=w, t=t: work(w, t) for w in range(WORKERS) for t in range(THREADS)
         ]
-        self.run_threads(targets)
+        run_in_threads(targets)
         self.assertEqual(Job.objects.finished().count(), JOBS)
         self.assertFalse(BlockedExecution.objects.exists())
         self.assertEqual(Semaphore.objects.get().value, LIMIT)

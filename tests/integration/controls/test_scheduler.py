@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
-from django.db import connections
 from django.test import TestCase, TransactionTestCase, override_settings
 
 from robust_queue.exceptions import ConfigurationError
 from robust_queue.models import Job, RecurringExecution, RecurringTask
 from robust_queue.processes.scheduler import Scheduler
 from testproject import control_tasks  # noqa: F401 - declares the ticks
+from tests.helpers import run_in_threads
 
 # Slots of the test ticks: Jan 1 03:00 ("new-year") and Jul 1 04:30 ("july").
 NEW_YEAR = datetime(2031, 1, 1, 3, 0, tzinfo=UTC)
@@ -115,25 +116,13 @@ class SchedulerRaceTests(TransactionTestCase):
     def test_racing_schedulers_enqueue_each_slot_exactly_once(self) -> None:
         schedulers = [booted(NEW_YEAR - timedelta(minutes=1)) for _ in range(3)]
         barrier = threading.Barrier(len(schedulers))
-        errors: list[BaseException] = []
-
         def run(scheduler: Scheduler) -> None:
-            try:
-                for offset in range(3):
-                    barrier.wait()
-                    scheduler.run_once(now=NEW_YEAR + timedelta(seconds=offset))
+            for offset in range(3):
                 barrier.wait()
-                scheduler.run_once(now=JULY)
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-            finally:
-                connections.close_all()
+                scheduler.run_once(now=NEW_YEAR + timedelta(seconds=offset))
+            barrier.wait()
+            scheduler.run_once(now=JULY)
 
-        threads = [threading.Thread(target=run, args=(s,)) for s in schedulers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-        self.assertEqual(errors, [])
+        run_in_threads([partial(run, s) for s in schedulers], timeout=60)
         self.assertEqual(sorted(tick_jobs()), [("july", 5), ("new-year", 0)])
         self.assertEqual(RecurringExecution.objects.count(), 2)
