@@ -69,17 +69,24 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     for start in range(0, jobs, 1000):
         robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(start, min(jobs, start + 1000))])
     supervisor = _start(processes)
+    time.sleep(0.5)  # let the children start; their CPU is counted from here
+    tree = _tree(supervisor.pid)
     began, cpu_before = time.perf_counter(), _busy_jiffies()
+    tree_before, server_before = _cpu_of(tree), _cpu_of(_server_pids())
     memory = {}
     while Job.objects.filter(finished_at__isnull=True).exists():
         if not memory and Job.objects.filter(finished_at__isnull=False).count() > jobs // 2:
             memory = _tree_memory(supervisor.pid)
         time.sleep(0.05)
     elapsed, cpu = time.perf_counter() - began, _busy_jiffies() - cpu_before
+    tree_cpu = _cpu_of(tree) - tree_before
+    server_cpu = _cpu_of(_server_pids()) - server_before
     _stop(supervisor)
-    cpu_ms = cpu / os.sysconf("SC_CLK_TCK") * 1000 / jobs
+    per_job = 1000 / os.sysconf("SC_CLK_TCK") / jobs
     print(f"{database:10} drain {jobs} no-op jobs, {processes} worker process(es): "
-          f"{jobs / elapsed:7.0f} jobs/s, {cpu_ms:.2f} ms CPU/job (machine-wide), "
+          f"{jobs / elapsed:7.0f} jobs/s; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
+          f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
+          f"database server + rest; "
           f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB")
 
 
@@ -108,9 +115,30 @@ def _busy_jiffies() -> int:
     return sum(fields) - fields[3] - fields[4]  # minus idle and iowait
 
 
+def _tree(root: int) -> list[int]:
+    children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
+    return [root] + [int(pid) for pid in children.stdout.split()]
+
+
+def _server_pids() -> list[int]:
+    found = subprocess.run(["pgrep", "-x", "postgres|mariadbd"], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _cpu_of(pids: list[int]) -> int:
+    """utime + stime jiffies of ``pids`` (gone ones count as 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
 def _tree_memory(root: int) -> dict[str, int]:
-    pids = [root] + [int(p) for p in subprocess.run(
-        ["pgrep", "-P", str(root)], capture_output=True, text=True).stdout.split()]
+    pids = _tree(root)
     totals = {"rss": 0, "pss": 0}
     for pid in pids:
         try:
