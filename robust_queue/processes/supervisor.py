@@ -12,6 +12,8 @@ import time
 from functools import partial
 from typing import Any
 
+from django.db import DatabaseError, connections
+
 from .. import hooks, recurrence, retention
 from ..config import SupervisorConfig
 from ..models import RecurringTask
@@ -63,7 +65,7 @@ class Supervisor:
             for role in self._roles():
                 self._launch(role, failures=0)
             while not self.stopping:
-                self._tick()
+                self._tick_safely()
                 self.wakeup.wait(0.5)
             return 0
         finally:
@@ -108,6 +110,15 @@ class Supervisor:
         else:
             pid, child = fork(role, failures, parent_pid=os.getpid(), **kwargs)
             self.children[pid] = child
+
+    def _tick_safely(self) -> None:
+        try:
+            self._tick()
+        except DatabaseError:
+            # The database is down or failing over: keep the children (they
+            # retry too) and try the maintenance again on the next tick.
+            logger.exception("%s: database error in maintenance", self.name)
+            connections.close_all()
 
     def _tick(self) -> None:
         for signum in self.signals.pop_all():
