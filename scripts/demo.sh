@@ -3,6 +3,7 @@
 # enqueued, the supervisor run until they are done, their results printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/system-deps.sh   # headers for the mysqlclient extra the venv installs
 venv="$(scripts/venv.sh 311)"
 export ROBUST_QUEUE_TEST_DB=sqlite ROBUST_QUEUE_DB_SUFFIX=_demo ROBUST_QUEUE_DEBUG=0
 python="$venv/bin/python"
