@@ -27,20 +27,7 @@ class QueueSelector:
 
     def plan(self) -> Plan:
         self._refresh()
-        if self.selectors == ("*",):
-            return [(None, tuple(sorted(self._paused)))]
-        ordered: list[str] = []
-        for selector in self.selectors:
-            for name in self._expand(selector):
-                if name not in ordered and name not in self._paused:
-                    ordered.append(name)
-        return [(name, ()) for name in ordered]
-
-    def _expand(self, selector: str) -> list[str]:
-        if not selector.endswith("*"):
-            return [selector]
-        prefix = selector[:-1]
-        return [name for name in self._names if name.startswith(prefix)]
+        return plan_for(self.selectors, self._names, self._paused)
 
     def _refresh(self) -> None:
         now = time.monotonic()
@@ -51,3 +38,24 @@ class QueueSelector:
         if any(selector.endswith("*") for selector in self.selectors):
             self._names = ReadyExecution.objects.using(self.using).queue_names()
         self._cached_at = now
+
+
+def plan_for(
+    selectors: tuple[str, ...], names: list[str], paused: set[str]
+) -> Plan:
+    """The claim queries for ``selectors``, given existing and paused queues."""
+    if selectors == ("*",):
+        return [(None, tuple(sorted(paused)))]
+    ordered: list[str] = []
+    for selector in selectors:
+        for name in _expand(selector, names):
+            if name not in ordered and name not in paused:
+                ordered.append(name)
+    return [(name, ()) for name in ordered]
+
+
+def _expand(selector: str, names: list[str]) -> list[str]:
+    if not selector.endswith("*"):
+        return [selector]
+    prefix = selector[:-1]
+    return [name for name in names if name.startswith(prefix)]
