@@ -83,7 +83,12 @@ class SupervisorConfig:
                 "process_alive_threshold must be longer than "
                 "process_heartbeat_interval, or live processes get pruned"
             )
-        for role in (*self.workers, *self.dispatchers, *filter(None, [self.scheduler])):
+        roles: list[WorkerConfig | DispatcherConfig | SchedulerConfig] = [
+            *self.workers, *self.dispatchers
+        ]
+        if self.scheduler is not None:
+            roles.append(self.scheduler)
+        for role in roles:
             errors += role.validate()
         return errors
 

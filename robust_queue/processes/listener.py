@@ -38,7 +38,7 @@ class Listener:
         while not self._stop.is_set():
             try:
                 self._listen()
-            except Exception:
+            except Exception:  # noqa: BLE001 - polling covers any failure
                 logger.warning("LISTEN connection lost; polling until it is back")
                 self._stop.wait(5)
 
