@@ -41,8 +41,13 @@ def perform(claimed: ClaimedExecution) -> bool:
         task = resolve_task(job.task_path, job.backend_alias)
     except UnknownTaskError as exc:
         logger.error("Job %s cannot run: %s", job.result_id, exc)
-        return _finalize(claimed, lambda: claimed.fail(error_record(exc)))
-    result = build_result(task, job, status=TaskResultStatus.RUNNING)
+        unknown = error_record(exc)
+        return _finalize(claimed, lambda: claimed.fail(unknown))
+    # The stored (JSON) arguments for now; _run() decodes them once, inside
+    # the failure boundary, and puts the real values on the result.
+    result = build_result(
+        task, job, status=TaskResultStatus.RUNNING, args=job.args, kwargs=job.kwargs
+    )
     sender = type(task.get_backend())
     try:
         value = _run(claimed, task, result)

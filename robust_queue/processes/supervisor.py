@@ -12,75 +12,68 @@ import time
 from functools import partial
 from typing import Any
 
-from django.db import DatabaseError, connections
-
-from .. import hooks, recurrence, retention
+from .. import recurrence, retention
 from ..config import SupervisorConfig
 from ..models import RecurringTask
 from . import maintenance
+from .base import Runnable
 from .children import Child, Role, describe_exit, fork, start_thread
 from .dispatcher import Dispatcher
 from .pidfile import Pidfile
-from .registration import Heartbeat, Registration
 from .scheduling import SchedulerProcess
-from .signal_handling import GRACEFUL, IMMEDIATE, SignalQueue
-from .wakeup import Wakeup
+from .signal_handling import IMMEDIATE, SignalQueue
 from .worker import Worker
 
 logger = logging.getLogger(__name__)
 
 # Extra time past shutdown_timeout before stragglers are killed.
 KILL_GRACE = 5.0
+# How often the supervisor reaps, replaces and maintains.
+TICK = 0.5
 
 
-class Supervisor:
+class Supervisor(Runnable):
     kind = "supervisor"
 
     def __init__(self, config: SupervisorConfig) -> None:
         self.config = config
-        self.using = config.database
-        self.wakeup = Wakeup()
+        super().__init__(using=config.database, heartbeat_interval=config.heartbeat_interval)
         self.signals = SignalQueue(self.wakeup.wake)
-        self.registration = Registration(
-            self.kind, using=self.using, metadata={"mode": config.mode}
-        )
-        self.heartbeat: Heartbeat | None = None
         self.children: dict[Any, Child] = {}
         self.pending: list[tuple[float, Role, int]] = []
-        self.stopping = False
         self._pruned_at = self._cleared_at = time.monotonic()
 
     @property
-    def name(self) -> str:
-        return self.registration.name
+    def metadata(self) -> dict[str, Any]:
+        return {"mode": self.config.mode}
 
-    def start(self) -> int:
-        """Run until stopped; return the process exit code."""
+    def run(self) -> int:
+        """Run until stopped (``Runnable.start``); return the exit code."""
         pidfile = Pidfile(self.config.pidfile) if self.config.pidfile else None
         if pidfile:
             pidfile.acquire()
         try:
             self.signals.install()
-            self._boot()
-            for role in self._roles():
-                self._launch(role, failures=0)
-            while not self.stopping:
-                self._tick_safely()
-                self.wakeup.wait(0.5)
+            self.start()
             return 0
         finally:
-            self._shutdown()
             if pidfile:
                 pidfile.release()
 
-    def _boot(self) -> None:
-        process = self.registration.start()
-        self.heartbeat = Heartbeat(process, self.config.heartbeat_interval, self._lost)
-        self.heartbeat.start()
+    def boot(self) -> None:
         maintenance.fail_orphaned_claims(self.using)
         self._prune()
-        logger.info("%s started (pid %s, %s mode)", self.name, os.getpid(), self.config.mode)
-        hooks.run(self.kind, "on_start", self)
+        for role in self._roles():
+            self._launch(role, failures=0)
+
+    def run_once(self) -> float:
+        # Runnable retries this after a database error: the children keep
+        # running (they retry too) and maintenance resumes on the next tick.
+        self._tick()
+        return TICK
+
+    def shutdown(self) -> None:
+        self._stop_children()
 
     def _roles(self) -> list[Role]:
         roles = []
@@ -98,11 +91,10 @@ class Supervisor:
         )
 
     def _launch(self, role: Role, failures: int) -> None:
-        assert self.registration.process is not None
         kwargs = {
             "using": self.using,
             "heartbeat_interval": self.config.heartbeat_interval,
-            "supervisor_id": self.registration.process.pk,
+            "supervisor_id": self._pk(),
         }
         if self.config.mode == "thread":
             child = start_thread(role, failures, **kwargs)
@@ -110,15 +102,6 @@ class Supervisor:
         else:
             pid, child = fork(role, failures, parent_pid=os.getpid(), **kwargs)
             self.children[pid] = child
-
-    def _tick_safely(self) -> None:
-        try:
-            self._tick()
-        except DatabaseError:
-            # The database is down or failing over: keep the children (they
-            # retry too) and try the maintenance again on the next tick.
-            logger.exception("%s: database error in maintenance", self.name)
-            connections.close_all()
 
     def _tick(self) -> None:
         for signum in self.signals.pop_all():
@@ -152,7 +135,7 @@ class Supervisor:
 
     def _exited(self) -> list[tuple[Any, int]]:
         if self.config.mode == "thread":
-            return [(t, 0) for t, c in self.children.items() if not t.is_alive()]
+            return [(thread, 0) for thread in self.children if not thread.is_alive()]
         exited = []
         while self.children:
             try:
@@ -177,11 +160,6 @@ class Supervisor:
         self.stopping = True
         self._signal_children(immediately)
 
-    def _lost(self) -> None:
-        logger.warning("%s was pruned; stopping", self.name)
-        self.stopping = True
-        self.wakeup.wake()
-
     def _signal_children(self, immediately: bool) -> None:
         for key, child in self.children.items():
             if child.runnable is not None:
@@ -192,27 +170,13 @@ class Supervisor:
                 except ProcessLookupError:
                     pass
 
-    def _shutdown(self) -> None:
-        hooks.run(self.kind, "on_stop", self)
-        try:
-            if self.registration.process is not None:
-                self._stop_children()
-        finally:
-            if self.heartbeat is not None:
-                self.heartbeat.stop()
-            self.registration.stop()
-            logger.info("%s stopped", self.name)
-            hooks.run(self.kind, "on_exit", self)
-
     def _stop_children(self) -> None:
         self._request_stop()
         deadline = time.monotonic() + self.config.shutdown_timeout + KILL_GRACE
         while self.children and time.monotonic() < deadline:
-            for signum in self.signals.pop_all():
-                if signum in IMMEDIATE:
-                    self._signal_children(True)
-                elif signum not in GRACEFUL:
-                    continue
+            # A QUIT during a graceful stop makes it immediate.
+            if any(signum in IMMEDIATE for signum in self.signals.pop_all()):
+                self._signal_children(True)
             self._reap()
             self.wakeup.wait(0.05)
         for key in list(self.children):
@@ -232,5 +196,5 @@ class Supervisor:
             maintenance.release_process(self.using, child.runnable.process.pk)
 
     def _pk(self) -> int:
-        assert self.registration.process is not None
-        return self.registration.process.pk
+        assert self.process is not None
+        return self.process.pk

@@ -46,4 +46,4 @@ class Command(BaseCommand):
         if options["check"]:
             self.stdout.write("Robust Queue configuration is valid.")
             return
-        sys.exit(Supervisor(config).start())
+        sys.exit(Supervisor(config).run())
