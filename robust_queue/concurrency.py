@@ -21,6 +21,7 @@ from django.db import models
 
 from . import conf
 from .compat import Task
+from .decorators import require_task
 from .exceptions import ConfigurationError, EnqueueError, UnknownTaskError
 from .registry import resolve_task
 
@@ -120,12 +121,7 @@ def limits_concurrency(
         raise ConfigurationError("limits_concurrency(): " + " ".join(errors))
 
     def decorator(task: Task) -> Task:
-        if not isinstance(task, Task):
-            raise ConfigurationError(
-                "@limits_concurrency must be stacked over @task, not applied "
-                f"to {task!r}."
-            )
-        _LIMITS[task.module_path] = limit
+        _LIMITS[require_task("limits_concurrency", task).module_path] = limit
         return task
 
     return decorator

@@ -23,6 +23,7 @@ from django.utils.module_loading import autodiscover_modules
 from . import conf
 from .arguments import encode_arguments
 from .compat import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY, Task
+from .decorators import require_task
 from .exceptions import ConfigurationError, UnknownTaskError
 from .registry import is_allowed_module, resolve_task
 
@@ -112,10 +113,7 @@ def recurring(
     """
 
     def decorator(task: Task) -> Task:
-        if not isinstance(task, Task):
-            raise ConfigurationError(
-                f"@recurring must be stacked over @task, not applied to {task!r}."
-            )
+        require_task("recurring", task)
         definition = _definition(
             key or task.module_path, schedule, task, args, kwargs or {},
             queue_name=queue_name, priority=priority, description=description,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from django.utils import timezone
 
 from .compat import Task
+from .decorators import require_task
 from .exceptions import ConfigurationError, UnknownTaskError
 from .registry import resolve_task
 
@@ -123,11 +124,7 @@ def retry(
         raise ConfigurationError("retry(): " + " ".join(errors))
 
     def decorator(task: Task) -> Task:
-        if not isinstance(task, Task):
-            raise ConfigurationError(
-                f"@retry must be stacked over @task, not applied to {task!r}."
-            )
-        _POLICIES[task.module_path] = policy
+        _POLICIES[require_task("retry", task).module_path] = policy
         return task
 
     return decorator
