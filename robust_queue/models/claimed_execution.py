@@ -6,11 +6,12 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from django.db import DatabaseError, models, transaction
+from django.db import DatabaseError, connections, models, transaction
 from django.utils import timezone
 
 from .. import conf
 from ..retries import retry_at_for_job
+from . import postgresql
 from .blocked_execution import BlockedExecution
 from .execution import Execution, job_field
 from .failed_execution import FailedExecution, error_record
@@ -68,18 +69,37 @@ class ClaimedExecution(Execution):
         """Record success once; False if the claim is already gone."""
         using = self._state.db or "default"
         now = timezone.now()
-        with transaction.atomic(using=using):
-            if not self._take(using):
-                return False
-            jobs = Job.objects.using(using).filter(pk=self.job_id)
-            if conf.preserve_finished_jobs():
-                jobs.update(finished_at=now, return_value=return_value)
-            else:
-                jobs.delete()
+        if not self._finish_rows(using, now, return_value):
+            return False
         self.job.finished_at = now
         self.job.return_value = return_value
         self._release_slot(using)
         return True
+
+    def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
+        preserve = conf.preserve_finished_jobs()
+        if preserve and postgresql.is_postgresql(using):
+            return self._finish_in_one_statement(using, now, return_value)
+        with transaction.atomic(using=using):
+            if not self._take(using):
+                return False
+            jobs = Job.objects.using(using).filter(pk=self.job_id)
+            if preserve:
+                jobs.update(finished_at=now, return_value=return_value)
+            else:
+                jobs.delete()
+        return True
+
+    def _finish_in_one_statement(self, using: str, now: datetime, return_value: Any) -> bool:
+        connection = connections[using]
+        sql = postgresql.FINISH.format(
+            claimed=postgresql.table(using, ClaimedExecution),
+            job=postgresql.table(using, Job),
+        )
+        value = Job._meta.get_field("return_value").get_db_prep_save(return_value, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.pk, now, value])
+            return cursor.rowcount == 1
 
     def fail(self, error: dict[str, str], retry_at: datetime | None = None) -> bool:
         """Record one failed attempt once; retry at ``retry_at`` if given."""

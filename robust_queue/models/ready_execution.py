@@ -9,6 +9,7 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from . import postgresql
 from .claimed_execution import ClaimedExecution
 from .expressions import JsonArrayAppend
 from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
@@ -45,6 +46,10 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         """
         if limit <= 0:
             return []
+        if postgresql.is_postgresql(self.db):
+            return self._claim_in_one_statement(
+                limit, process_id, worker_id, queue_name, list(exclude_queues)
+            )
         with transaction.atomic(using=self.db):
             ready = lock_with_jobs(self._candidates(queue_name, exclude_queues), limit)
             if not ready:
@@ -81,6 +86,38 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
             last_attempted_at=now,
             worker_ids=JsonArrayAppend("worker_ids", worker_id),
         )
+        return claimed
+
+    def _claim_in_one_statement(
+        self,
+        limit: int,
+        process_id: int | None,
+        worker_id: str,
+        queue_name: str | None,
+        excluded: list[str],
+    ) -> list[ClaimedExecution]:
+        where, params = postgresql.queue_filter(queue_name, excluded)
+        sql = postgresql.CLAIM.format(
+            ready=postgresql.table(self.db, ReadyExecution),
+            claimed=postgresql.table(self.db, ClaimedExecution),
+            job=postgresql.table(self.db, Job),
+            where=where,
+        )
+        now = timezone.now()
+        params += [limit, process_id, now, now, now, worker_id]
+        # RETURNING has no order: put the batch back in claim order.
+        jobs = sorted(
+            Job.objects.using(self.db).raw(sql, params),
+            key=lambda job: (-job.priority, job.pk),
+        )
+        fields = ["id", "job_id", "process_id", "created_at"]
+        claimed = []
+        for job in jobs:
+            row = ClaimedExecution.from_db(
+                self.db, fields, [job.claim_id, job.pk, process_id, now]
+            )
+            row.job = job
+            claimed.append(row)
         return claimed
 
     def queue_names(self) -> list[str]:
