@@ -24,7 +24,15 @@ class JsonArrayAppend(models.Func):
         value, value_params = compiler.compile(self.source_expressions[1])
         return column, value, [*column_params, *value_params]
 
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+    def as_sql(
+        self,
+        compiler: Any,
+        connection: Any,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, list[Any]]:
         column, value, params = self._parts(compiler, connection)
         return f"json_insert({column}, '$[#]', {value})", params
 

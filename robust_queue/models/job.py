@@ -137,6 +137,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 
     def _execution_manager(self, state: JobState) -> Any:
         model = self.model._meta.get_field(EXECUTION_ACCESSORS[state]).related_model
+        assert isinstance(model, type) and issubclass(model, models.Model)
         return model._default_manager.using(self.db)
 
     def _fill_missing_pks(self, jobs: list[Job]) -> None:

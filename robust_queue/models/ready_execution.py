@@ -114,7 +114,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         claimed = []
         for job in jobs:
             row = ClaimedExecution.from_db(
-                self.db, fields, [job.claim_id, job.pk, process_id, now]
+                self.db, fields, [vars(job).pop("claim_id"), job.pk, process_id, now]
             )
             row.job = job
             claimed.append(row)

@@ -35,7 +35,8 @@ class QueueSelector:
             return
         pauses = Pause.objects.using(self.using).values_list("queue_name", flat=True)
         self._paused = set(pauses)
-        if any(selector.endswith("*") for selector in self.selectors):
+        # "*" alone needs no names: it is one unfiltered query.
+        if self.selectors != ("*",) and any(s.endswith("*") for s in self.selectors):
             self._names = ReadyExecution.objects.using(self.using).queue_names()
         self._cached_at = now
 
