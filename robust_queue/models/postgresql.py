@@ -15,7 +15,7 @@ from typing import Any
 from django.db import connections
 
 CLAIM = """
-WITH picked AS (
+WITH picked AS MATERIALIZED (
     SELECT id FROM {ready} WHERE {where}
     ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED
 ), taken AS (
