@@ -13,6 +13,10 @@ failed=()
 for line in $lines; do
     venv="$(scripts/venv.sh "$line")"
     scripts/check-wheel.sh "$venv" || failed+=("$line:wheel")
+    if [ "$line" = 311 ]; then
+        echo "=== mypy (Django 5.2 stubs) ==="
+        PYTHONPATH=. "$venv/bin/mypy" || failed+=("$line:mypy")
+    fi
     for db in $dbs; do
         echo "=== Python line $line, database $db ==="
         export ROBUST_QUEUE_TEST_DB="$db" ROBUST_QUEUE_DB_SUFFIX="_$line"

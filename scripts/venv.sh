@@ -21,7 +21,7 @@ find_python() {
 }
 
 case "$line" in
-    311) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; extras="" ;;
+    311) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; extras=",typing" ;;
     312) python="$(find_python 3.12)"; django="Django>=6.1,<6.2"; extras=",backport" ;;
     *) echo "unknown line $line (use 311 or 312)" >&2; exit 2 ;;
 esac
