@@ -146,10 +146,15 @@ class ClaimedExecution(Execution):
         """Delete this claim; True only for the transition that removed it.
 
         The DELETE locks the row: a concurrent finalize, release or prune
-        waits, then deletes nothing, so exactly one of them goes on.
+        waits, then deletes nothing, so exactly one of them goes on. Plain
+        SQL: nothing refers to a claim, so Django's delete collector (its
+        most expensive statement here) has nothing to do.
         """
-        deleted, _ = ClaimedExecution.objects.using(using).filter(pk=self.pk).delete()
-        return deleted == 1
+        connection = connections[using]
+        table = connection.ops.quote_name(ClaimedExecution._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {table} WHERE id = %s", [self.pk])
+            return cursor.rowcount == 1
 
     def perform(self) -> bool:
         """Run the job's task and finalize it; True if this call did."""

@@ -45,21 +45,24 @@ def lock_with_jobs(rows: QuerySet[E], limit: int | None = None) -> list[E]:
 
 
 def delete_by_pk(rows: QuerySet[E], pks: list[int]) -> None:
-    """Delete rows this transaction has locked, by primary key.
+    """Delete execution rows this transaction has locked, by primary key.
 
-    On MySQL/MariaDB a multi-row DELETE may scan the table when statistics
-    are stale and wait on rows other claimers locked: a deadlock. Deleting
-    one primary key per statement always uses the primary key.
+    Plain SQL: nothing refers to an execution row, so Django's delete
+    collector has nothing to do but cost time. On MySQL/MariaDB a multi-row
+    DELETE may scan the table when statistics are stale and wait on rows
+    other claimers locked: a deadlock. There each primary key gets its own
+    statement, which always uses the primary key.
     """
     if not pks:
         return
     connection = connections[rows.db]
-    if connection.vendor != "mysql":
-        rows.filter(pk__in=pks).delete()
-        return
     table = connection.ops.quote_name(rows.model._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.executemany(f"DELETE FROM {table} WHERE id = %s", [(pk,) for pk in pks])
+        if connection.vendor == "mysql":
+            cursor.executemany(f"DELETE FROM {table} WHERE id = %s", [(pk,) for pk in pks])
+        else:
+            marks = ", ".join(["%s"] * len(pks))
+            cursor.execute(f"DELETE FROM {table} WHERE id IN ({marks})", pks)
 
 
 def dispatch_now(rows: QuerySet[E]) -> int:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.test import TestCase
 from django.utils import timezone
 
-from robust_queue.compat import TaskResultStatus
+from robust_queue.compat import TaskResultStatus, task_finished
 from robust_queue.exceptions import ProcessExitError, ProcessPrunedError
 from robust_queue.models import (
     ClaimedExecution,
@@ -44,6 +44,31 @@ class RetryTests(TestCase):
         self.assertIn("attempt 2 fails", fetched.errors[1].traceback)
         self.assertEqual(Job.objects.count(), 1)
         self.assertEqual(list(LedgerEntry.objects.order_by("attempt").values_list("attempt", flat=True)), [1, 2, 3])
+
+    def test_every_attempt_sends_task_finished_a_retried_one_as_failed(self) -> None:
+        """task_finished reports each attempt as it ended: FAILED for one the
+        policy will retry, while the stored result is READY again."""
+        statuses: list[tuple[TaskResultStatus, int]] = []
+
+        def receive(sender: type, task_result: object, **kwargs: object) -> None:
+            statuses.append((task_result.status, len(task_result.errors)))  # type: ignore[attr-defined]
+
+        task_finished.connect(receive, weak=False)
+        self.addCleanup(task_finished.disconnect, receive)
+        result = ct.flaky.enqueue("signals")
+        run_each_once("w1")
+        self.assertEqual(statuses, [(TaskResultStatus.FAILED, 1)])
+        self.assertEqual(ct.flaky.get_result(result.id).status, TaskResultStatus.READY)
+        run_each_once("w2")
+        run_each_once("w3")
+        self.assertEqual(
+            statuses,
+            [
+                (TaskResultStatus.FAILED, 1),
+                (TaskResultStatus.FAILED, 2),
+                (TaskResultStatus.SUCCESSFUL, 2),
+            ],
+        )
 
     def test_the_last_allowed_failure_is_a_failed_execution(self) -> None:
         result = ct.flaky.enqueue("never", succeed_on=99)
