@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from .. import conf
 from ..retries import retry_at_for_job
-from . import postgresql
 from .blocked_execution import BlockedExecution
 from .execution import Execution, job_field
 from .failed_execution import FailedExecution, error_record
 from .job import Job
+from .sql import Statements
 
 logger = logging.getLogger(__name__)
 
@@ -77,29 +77,23 @@ class ClaimedExecution(Execution):
         return True
 
     def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
-        preserve = conf.preserve_finished_jobs()
-        if preserve and postgresql.is_postgresql(using):
-            return self._finish_in_one_statement(using, now, return_value)
+        statements = Statements(connections[using])
+        if not conf.preserve_finished_jobs():
+            with transaction.atomic(using=using):
+                if not self._take(using):
+                    return False
+                Job.objects.using(using).filter(pk=self.job_id).delete()
+            return True
+        if statements.is_postgresql:
+            with statements.connection.cursor() as cursor:
+                cursor.execute(*statements.finish_in_one(self.pk, now, return_value))
+                return cursor.rowcount == 1
         with transaction.atomic(using=using):
             if not self._take(using):
                 return False
-            jobs = Job.objects.using(using).filter(pk=self.job_id)
-            if preserve:
-                jobs.update(finished_at=now, return_value=return_value)
-            else:
-                jobs.delete()
+            with statements.connection.cursor() as cursor:
+                cursor.execute(*statements.finish_job(self.job_id, now, return_value))
         return True
-
-    def _finish_in_one_statement(self, using: str, now: datetime, return_value: Any) -> bool:
-        connection = connections[using]
-        sql = postgresql.FINISH.format(
-            claimed=postgresql.table(using, ClaimedExecution),
-            job=postgresql.table(using, Job),
-        )
-        value = Job._meta.get_field("return_value").get_db_prep_save(return_value, connection)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [self.pk, now, value])
-            return cursor.rowcount == 1
 
     def fail(self, error: dict[str, str], retry_at: datetime | None = None) -> bool:
         """Record one failed attempt once; retry at ``retry_at`` if given."""
@@ -150,10 +144,9 @@ class ClaimedExecution(Execution):
         SQL: nothing refers to a claim, so Django's delete collector (its
         most expensive statement here) has nothing to do.
         """
-        connection = connections[using]
-        table = connection.ops.quote_name(ClaimedExecution._meta.db_table)
-        with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {table} WHERE id = %s", [self.pk])
+        statements = Statements(connections[using])
+        with statements.connection.cursor() as cursor:
+            cursor.execute(*statements.delete_claim(self.pk))
             return cursor.rowcount == 1
 
     def perform(self) -> bool:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from django.db import connections, models, transaction
-from django.db.models import Value
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import postgresql
 from .claimed_execution import ClaimedExecution
-from .expressions import JsonArrayAppend
-from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
+from .execution import Execution, delete_by_pk, job_field
 from .job import Job
+from .sql import Statement, Statements, queue_filter
 
 NOTIFY_CHANNEL = "robust_queue_ready"
 
@@ -46,79 +44,64 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         """
         if limit <= 0:
             return []
-        if postgresql.is_postgresql(self.db):
-            return self._claim_in_one_statement(
-                limit, process_id, worker_id, queue_name, list(exclude_queues)
-            )
-        with transaction.atomic(using=self.db):
-            ready = lock_with_jobs(self._candidates(queue_name, exclude_queues), limit)
-            if not ready:
-                return []
-            return self._claim_locked(ready, process_id, worker_id)
-
-    def _candidates(
-        self, queue_name: str | None, exclude_queues: Iterable[str]
-    ) -> ReadyExecutionQuerySet:
-        rows = self
-        if queue_name is not None:
-            rows = rows.filter(queue_name=queue_name)
-        excluded = list(exclude_queues)
-        if excluded:
-            rows = rows.exclude(queue_name__in=excluded)
-        return rows.order_by("-priority", "job_id")
-
-    def _claim_locked(
-        self, ready: list[ReadyExecution], process_id: int | None, worker_id: str
-    ) -> list[ClaimedExecution]:
+        statements = Statements(connections[self.db])
+        queue = queue_filter(queue_name, list(exclude_queues))
         now = timezone.now()
-        jobs = [row.job for row in ready]
-        for job in jobs:
-            job.started_at = job.started_at or now
-            job.last_attempted_at = now
-            job.worker_ids = [*job.worker_ids, worker_id]
-        claimed = ClaimedExecution.objects.using(self.db).bulk_create(
-            [ClaimedExecution(job=job, process_id=process_id) for job in jobs]
-        )
-        delete_by_pk(self, [row.pk for row in ready])
-        # One UPDATE for the batch: attempts == len(worker_ids).
-        Job.objects.using(self.db).filter(pk__in=[job.pk for job in jobs]).update(
-            started_at=Coalesce("started_at", Value(now)),
-            last_attempted_at=now,
-            worker_ids=JsonArrayAppend("worker_ids", worker_id),
-        )
+        if statements.is_postgresql:
+            jobs = self._claim_in_one_statement(statements, limit, queue, process_id, worker_id, now)
+        else:
+            with transaction.atomic(using=self.db):
+                jobs = self._claim_in_steps(statements, limit, queue, process_id, worker_id, now)
+        fields = ["id", "job_id", "process_id", "created_at"]
+        claimed = []
+        for claim_id, job in jobs:
+            row = ClaimedExecution.from_db(self.db, fields, [claim_id, job.pk, process_id, now])
+            row.job = job
+            claimed.append(row)
         return claimed
 
     def _claim_in_one_statement(
         self,
+        statements: Statements,
         limit: int,
+        queue: Statement,
         process_id: int | None,
         worker_id: str,
-        queue_name: str | None,
-        excluded: list[str],
-    ) -> list[ClaimedExecution]:
-        where, params = postgresql.queue_filter(queue_name, excluded)
-        sql = postgresql.CLAIM.format(
-            ready=postgresql.table(self.db, ReadyExecution),
-            claimed=postgresql.table(self.db, ClaimedExecution),
-            job=postgresql.table(self.db, Job),
-            where=where,
-        )
-        now = timezone.now()
-        params += [limit, process_id, now, now, now, worker_id]
+        now: datetime,
+    ) -> list[tuple[int, Job]]:
+        sql, params = statements.claim_in_one(limit, queue, process_id, worker_id, now)
         # RETURNING has no order: put the batch back in claim order.
         jobs = sorted(
-            Job.objects.using(self.db).raw(sql, params),
-            key=lambda job: (-job.priority, job.pk),
+            Job.objects.using(self.db).raw(sql, params), key=lambda job: (-job.priority, job.pk)
         )
-        fields = ["id", "job_id", "process_id", "created_at"]
-        claimed = []
-        for job in jobs:
-            row = ClaimedExecution.from_db(
-                self.db, fields, [vars(job).pop("claim_id"), job.pk, process_id, now]
-            )
-            row.job = job
-            claimed.append(row)
-        return claimed
+        return [(vars(job).pop("claim_id"), job) for job in jobs]
+
+    def _claim_in_steps(
+        self,
+        statements: Statements,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        now: datetime,
+    ) -> list[tuple[int, Job]]:
+        """Lock ready rows, insert their claims, delete them by primary key
+        and stamp their jobs; the caller holds the transaction."""
+        with statements.connection.cursor() as cursor:
+            cursor.execute(*statements.lock_ready(limit, queue))
+            locked = cursor.fetchall()
+            if not locked:
+                return []
+            job_ids = [job_id for _, job_id in locked]
+            sql, params, returning = statements.insert_claims(job_ids, process_id, now)
+            cursor.execute(sql, params)
+            if not returning:
+                cursor.execute(*statements.claim_ids(job_ids))
+            claim_ids = dict(cursor.fetchall())
+            delete_by_pk(self, [ready_id for ready_id, _ in locked])
+            cursor.execute(*statements.stamp_jobs(job_ids, worker_id, now))
+        jobs = Job.objects.using(self.db).in_bulk(job_ids)
+        return [(claim_ids[job_id], jobs[job_id]) for job_id in job_ids]
 
     def queue_names(self) -> list[str]:
         return sorted(set(self.values_list("queue_name", flat=True).distinct()))

@@ -1,0 +1,59 @@
+"""Enqueue and claim on databases that return no ids from a bulk insert."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+from django.db import connection
+from django.test import TestCase
+from django.utils import timezone
+
+import robust_queue
+from robust_queue.models import ClaimedExecution, Job, ReadyExecution, ScheduledExecution
+from testproject import tasks
+from tests.helpers import claim
+
+
+class BulkInsertWithoutReturnedIdsTests(TestCase):
+    def test_jobs_find_their_ids_by_result_id(self) -> None:
+        """MySQL (not MariaDB) returns no ids from a bulk INSERT: Django then
+        leaves ``pk`` unset, and enqueue_all looks the jobs up before making
+        their executions."""
+        later = tasks.add.using(run_after=timezone.now() + timedelta(hours=1))
+        with without_returned_ids():
+            results = robust_queue.enqueue_all(
+                [(tasks.add, (1, 2), {}), (later, (3, 4), {}), (tasks.add, (5, 6), {})]
+            )
+        jobs = {job.result_id: job for job in Job.objects.with_executions()}
+        self.assertEqual(len(jobs), 3)
+        states = [jobs[result.id].state for result in results]
+        self.assertEqual([state.value for state in states], ["ready", "scheduled", "ready"])
+        self.assertEqual(ReadyExecution.objects.count(), 2)
+        self.assertEqual(ScheduledExecution.objects.count(), 1)
+
+
+    def test_claims_find_their_ids_and_finish(self) -> None:
+        """Without returned ids a claim still knows its row, so finishing
+        it deletes that row (a claim without an id would never finish)."""
+        first, second = tasks.add.enqueue(1, 2), tasks.add.enqueue(3, 4)
+        with without_returned_ids():
+            claimed = claim()
+        stored = dict(ClaimedExecution.objects.values_list("job__result_id", "pk"))
+        self.assertEqual(
+            {row.job.result_id: row.pk for row in claimed}, stored
+        )
+        self.assertEqual(set(stored), {first.id, second.id})
+        with without_returned_ids():
+            for row in claimed:
+                self.assertIs(row.perform(), True)
+        self.assertFalse(ClaimedExecution.objects.exists())
+        self.assertEqual(tasks.add.get_result(second.id).return_value, 7)
+
+
+def without_returned_ids() -> Any:
+    # A class attribute (a property on SQLite and MySQL) turned off, so
+    # Django and Robust Queue take MySQL's path on this database.
+    features = type(connection.features)
+    return mock.patch.object(features, "can_return_rows_from_bulk_insert", False)
