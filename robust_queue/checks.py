@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.conf import settings
@@ -37,10 +37,32 @@ def check_backend(backend: RobustQueueBackend) -> Iterator[checks.CheckMessage]:
             hint=f"Known options: {', '.join(sorted(KNOWN_OPTIONS))}.",
             id="robust_queue.E003",
         )
+    database = settings.DATABASES.get(backend.database, {})
+    yield from check_sqlite_transactions(where, backend.database, database)
     limit = backend.options.get("max_payload_bytes", 1)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         yield checks.Error(
             f"{where}['OPTIONS']['max_payload_bytes'] must be a positive "
             f"integer, not {limit!r}.",
             id="robust_queue.E004",
+        )
+
+
+def check_sqlite_transactions(
+    where: str, alias: str, database: dict[str, Any]
+) -> Iterator[checks.CheckMessage]:
+    """Warn when the queue's SQLite database runs DEFERRED transactions."""
+    # SQLite has no row locks: a claim reads ready rows and then writes, so
+    # two DEFERRED transactions collide ("database is locked") where
+    # IMMEDIATE ones take turns.
+    if database.get("ENGINE") != "django.db.backends.sqlite3":
+        return
+    mode = database.get("OPTIONS", {}).get("transaction_mode")
+    if str(mode).upper() != "IMMEDIATE":
+        yield checks.Warning(
+            f"{where} keeps its queue in SQLite database {alias!r}, whose "
+            f"transaction_mode is {mode!r}: concurrent workers will fail "
+            "claims with 'database is locked'.",
+            hint=f"Set DATABASES[{alias!r}]['OPTIONS']['transaction_mode'] = 'IMMEDIATE'.",
+            id="robust_queue.W001",
         )

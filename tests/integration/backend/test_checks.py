@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core import checks
 from django.test import SimpleTestCase, override_settings
 
+from robust_queue.checks import check_sqlite_transactions
 from robust_queue.compat import task_backends
 
 
@@ -43,3 +44,13 @@ class BackendCheckTests(SimpleTestCase):
     @override_settings(INSTALLED_APPS=["django.contrib.contenttypes"])
     def test_app_not_installed_is_reported(self) -> None:
         self.assertIn("not in INSTALLED_APPS", _messages()["robust_queue.E001"])
+
+    def test_sqlite_without_immediate_transactions_is_reported(self) -> None:
+        sqlite = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
+        [warning] = check_sqlite_transactions("TASKS['default']", "lite", sqlite)
+        self.assertEqual(warning.id, "robust_queue.W001")
+        self.assertIn("'lite', whose transaction_mode is None", warning.msg)
+        immediate = {**sqlite, "OPTIONS": {"transaction_mode": "IMMEDIATE"}}
+        self.assertEqual(list(check_sqlite_transactions("x", "lite", immediate)), [])
+        postgres = {"ENGINE": "django.db.backends.postgresql", "NAME": "q"}
+        self.assertEqual(list(check_sqlite_transactions("x", "q", postgres)), [])
