@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -45,3 +46,21 @@ def timed() -> Iterator[Callable[[], float]]:
     elapsed: list[float] = []
     yield lambda: elapsed[0] if elapsed else time.perf_counter() - start
     elapsed.append(time.perf_counter() - start)
+
+
+def server_pids() -> list[int]:
+    """The PostgreSQL and MariaDB server processes on this machine."""
+    found = subprocess.run(["pgrep", "-x", "postgres|mariadbd"], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def cpu_of(pids: list[int]) -> int:
+    """utime + stime jiffies of ``pids`` (gone ones count as 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import ROOT, cpu_of, server_pids, setup_django, teardown_django
 
 CONFIG = {
     "dispatchers": [{"batch_size": 500, "polling_interval": 0.2}],
@@ -79,7 +79,7 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     time.sleep(0.5)
     tree = _tree(supervisor.pid)
     cpu_before = _busy_jiffies()
-    tree_before, server_before = _cpu_of(tree), _cpu_of(_server_pids())
+    tree_before, server_before = cpu_of(tree), cpu_of(server_pids())
     pause.delete()
     memory = {}
     while Job.objects.filter(finished_at__isnull=True).exists():
@@ -87,8 +87,8 @@ def _drain(database: str, jobs: int, processes: int) -> None:
             memory = _tree_memory(supervisor.pid)
         time.sleep(0.05)
     cpu = _busy_jiffies() - cpu_before
-    tree_cpu = _cpu_of(tree) - tree_before
-    server_cpu = _cpu_of(_server_pids()) - server_before
+    tree_cpu = cpu_of(tree) - tree_before
+    server_cpu = cpu_of(server_pids()) - server_before
     _stop(supervisor)
     # Throughput from the jobs' own stamps: the first start to the last
     # finish, whatever the workers' pause cache adds before the first claim.
@@ -131,23 +131,6 @@ def _busy_jiffies() -> int:
 def _tree(root: int) -> list[int]:
     children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
     return [root] + [int(pid) for pid in children.stdout.split()]
-
-
-def _server_pids() -> list[int]:
-    found = subprocess.run(["pgrep", "-x", "postgres|mariadbd"], capture_output=True, text=True)
-    return [int(pid) for pid in found.stdout.split()]
-
-
-def _cpu_of(pids: list[int]) -> int:
-    """utime + stime jiffies of ``pids`` (gone ones count as 0)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total
 
 
 def _tree_memory(root: int) -> dict[str, int]:

@@ -3,42 +3,48 @@
     python -m bench.worker_cpu postgresql [--jobs 2000]
 
 No supervisor, no threads: this isolates the Python cost of the hot path
-(claim, perform, finalize) from the database server's.
+(claim, perform, finalize), and reports the database server's CPU beside it
+(zero for SQLite, which runs in-process). ``--batch`` sets the claim size.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import cpu_of, server_pids, setup_django, teardown_django
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("database", choices=["sqlite", "postgresql", "mariadb"])
     parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=3)
     options = parser.parse_args()
     setup_django(options.database)
     try:
-        _run(options.database, options.jobs)
+        _run(options.database, options.jobs, options.batch)
     finally:
         teardown_django()
 
 
-def _run(database: str, jobs: int) -> None:
+def _run(database: str, jobs: int, batch: int) -> None:
     import robust_queue
     from robust_queue.models import ReadyExecution
     from testproject import tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(jobs)])
-    wall, cpu = time.perf_counter(), time.process_time()
-    while rows := ReadyExecution.objects.claim(3, process_id=None, worker_id="bench"):
+    server = server_pids()
+    wall, cpu, server_cpu = time.perf_counter(), time.process_time(), cpu_of(server)
+    while rows := ReadyExecution.objects.claim(batch, process_id=None, worker_id="bench"):
         for row in rows:
             row.perform()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(f"{database:10} worker loop: {wall / jobs * 1000:.2f} ms wall, "
-          f"{cpu / jobs * 1000:.2f} ms CPU per no-op job")
+    server_ms = (cpu_of(server) - server_cpu) * 1000 / os.sysconf("SC_CLK_TCK")
+    print(f"{database:10} worker loop, claims of {batch}: {wall / jobs * 1000:.2f} ms wall, "
+          f"{cpu / jobs * 1000:.2f} ms CPU + {server_ms / jobs:.2f} ms database server "
+          f"per no-op job")
 
 
 if __name__ == "__main__":
