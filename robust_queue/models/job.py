@@ -5,10 +5,11 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from django.db import models, transaction
+from django.db import connections, models, transaction
 from django.utils import timezone
 
 from ..exceptions import UndiscardableError
+from .sql import Statements
 
 if TYPE_CHECKING:
     from .execution import Execution
@@ -57,8 +58,12 @@ class JobQuerySet(models.QuerySet["Job"]):
         """Insert ``jobs`` and give each its first execution, atomically.
 
         One INSERT for the jobs and one per execution table, whatever the
-        number of jobs.
+        number of jobs; on PostgreSQL, jobs that all go straight to ready
+        are one statement (jobs, ready rows and NOTIFY together).
         """
+        statements = Statements(connections[self.db])
+        if statements.is_postgresql and _are_ready_now(jobs):
+            return self._enqueue_in_one_statement(statements, jobs)
         # No savepoint: inside the caller's transaction a failure here dooms
         # that transaction anyway, and a savepoint costs two round trips.
         with transaction.atomic(using=self.db, savepoint=False):
@@ -66,6 +71,16 @@ class JobQuerySet(models.QuerySet["Job"]):
             self._fill_missing_pks(created)
             self.dispatch_all(created)
         return created
+
+    def _enqueue_in_one_statement(self, statements: Statements, jobs: list[Job]) -> list[Job]:
+        with statements.connection.cursor() as cursor:
+            cursor.execute(*statements.enqueue_ready(jobs, timezone.now()))
+            ids = dict(cursor.fetchall())
+        for job in jobs:
+            job.pk = ids[job.result_id]
+            job._state.adding = False
+            job._state.db = self.db
+        return jobs
 
     def dispatch_all(
         self,
@@ -149,6 +164,15 @@ class JobQuerySet(models.QuerySet["Job"]):
         rows = self.filter(result_id__in=list(missing)).values_list("result_id", "pk")
         for result_id, pk in rows:
             missing[result_id].pk = pk
+
+
+def _are_ready_now(jobs: list[Job]) -> bool:
+    """Whether every job goes straight to ready (due, no concurrency key)."""
+    now = timezone.now()
+    return all(
+        not job.concurrency_key and (job.run_after is None or job.run_after <= now)
+        for job in jobs
+    )
 
 
 class Job(models.Model):

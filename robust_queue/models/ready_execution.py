@@ -11,9 +11,7 @@ from django.utils import timezone
 from .claimed_execution import ClaimedExecution
 from .execution import Execution, delete_by_pk, job_field
 from .job import Job
-from .sql import Statement, Statements, queue_filter
-
-NOTIFY_CHANNEL = "robust_queue_ready"
+from .sql import NOTIFY_CHANNEL, Statement, Statements, queue_filter
 
 
 class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):

@@ -1,4 +1,4 @@
-"""Plain SQL for the two transitions every job goes through: claim, finish.
+"""Plain SQL for the transitions every job goes through: enqueue, claim, finish.
 
 They run once per job, so they skip the ORM's query building. On PostgreSQL
 each is one statement in autocommit, chained with data-modifying CTEs, and
@@ -16,8 +16,12 @@ from typing import Any
 
 from django.apps import apps
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model
+from django.db.models.sql import InsertQuery
 
 Statement = tuple[str, list[Any]]
+
+NOTIFY_CHANNEL = "robust_queue_ready"
 
 _PG_CLAIM = """
 WITH picked AS MATERIALIZED (
@@ -43,6 +47,23 @@ _PG_FINISH = """
 WITH taken AS (DELETE FROM {claimed} WHERE id = %s RETURNING job_id)
 UPDATE {job} AS job SET finished_at = %s, return_value = %s
 FROM taken WHERE job.id = taken.job_id
+"""
+
+# One enqueue of jobs that are due and unlimited: insert them, make them
+# ready and wake idle listeners. The parts see one snapshot, so the ready
+# rows come from the job INSERT's RETURNING, not from the table.
+# Data-modifying CTEs always run; "notified" runs because the final SELECT
+# reads it.
+_PG_ENQUEUE = """
+WITH job AS ({insert} RETURNING id, result_id, queue_name, priority),
+ready AS (
+    INSERT INTO {ready} (job_id, queue_name, priority, created_at)
+    SELECT id, queue_name, priority, %s FROM job
+    RETURNING queue_name
+), notified AS (
+    SELECT pg_notify(%s, name) FROM (SELECT DISTINCT queue_name AS name FROM ready) AS queues
+)
+SELECT result_id, id FROM job WHERE (SELECT count(*) FROM notified) >= 0
 """
 
 # worker_ids with one string appended, where there is no jsonb.
@@ -74,6 +95,16 @@ class Statements:
         """PostgreSQL: delete the claim and record success on its job."""
         sql = _PG_FINISH.format(claimed=self._table("claimed"), job=self._table("job"))
         return sql, [claim_id, now, self._json(return_value)]
+
+    def enqueue_ready(self, jobs: Sequence[Model], now: datetime) -> Statement:
+        """PostgreSQL: insert ``jobs``, make them ready, notify; returns
+        (result id, job id) rows."""
+        job = apps.get_model("robust_queue", "Job")
+        query = InsertQuery(job)
+        query.insert_values([f for f in job._meta.concrete_fields if not f.primary_key], jobs)
+        [(insert, params)] = query.get_compiler(connection=self.connection).as_sql()
+        sql = _PG_ENQUEUE.format(insert=insert, ready=self._table("ready"))
+        return sql, [*params, now, NOTIFY_CHANNEL]
 
     def lock_ready(self, limit: int, queue: Statement) -> Statement:
         """(ready id, job id) of up to ``limit`` ready jobs, in claim order.

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from django.db import connections
 
-from ..models.ready_execution import NOTIFY_CHANNEL
+from ..models.sql import NOTIFY_CHANNEL
 
 logger = logging.getLogger(__name__)
 

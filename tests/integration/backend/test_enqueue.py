@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from unittest import skipUnless
 
 from django.db import connection
-from django.test import TestCase, override_settings
+from django.test import TestCase, TransactionTestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -13,6 +14,7 @@ import robust_queue
 from robust_queue.compat import InvalidTask, TaskResultStatus
 from robust_queue.exceptions import PayloadTooLargeError
 from robust_queue.models import Job, ReadyExecution, ScheduledExecution
+from robust_queue.models.sql import NOTIFY_CHANNEL
 from testproject import tasks
 
 
@@ -98,6 +100,27 @@ class BulkEnqueueTests(TestCase):
             [Job.objects.get(result_id=r.id).args for r in results[:2]], [[0, 0], [1, 1]]
         )
 
+    @skipUnless(connection.vendor == "postgresql", "one-statement enqueue is PostgreSQL's")
+    def test_ready_jobs_are_one_statement_on_postgresql(self) -> None:
+        with self.assertNumQueries(1):
+            single = tasks.report.enqueue(7)
+        calls = [(tasks.add.using(priority=i), (i, 0), {}) for i in range(-2, 3)]
+        calls.append((tasks.report, (9,), {}))
+        with self.assertNumQueries(1):
+            results = robust_queue.enqueue_all(calls)
+        jobs = Job.objects.with_executions().in_bulk(
+            [single.id, *(r.id for r in results)], field_name="result_id"
+        )
+        for result in [single, *results]:
+            job = jobs[result.id]
+            self.assertEqual(job.args, result.args)
+            self.assertEqual(
+                (job.ready_execution.queue_name, job.ready_execution.priority),
+                (job.queue_name, job.priority),
+            )
+        self.assertEqual(jobs[results[0].id].priority, -2)
+        self.assertEqual(jobs[results[-1].id].queue_name, "reports")
+
     def test_enqueue_all_is_all_or_nothing_on_bad_input(self) -> None:
         calls = [(tasks.add, (1, 2), {}), (tasks.echo, (object(),), {})]
         with self.assertRaisesMessage(TypeError, "args[0]"):
@@ -111,3 +134,24 @@ class BulkEnqueueTests(TestCase):
 
     def test_enqueue_all_of_nothing_returns_nothing(self) -> None:
         self.assertEqual(robust_queue.enqueue_all([]), [])
+
+
+@skipUnless(connection.vendor == "postgresql", "LISTEN/NOTIFY is PostgreSQL's")
+class NotifyTests(TransactionTestCase):
+    def test_making_jobs_ready_notifies_each_queue_once_at_commit(self) -> None:
+        import psycopg
+
+        settings = connection.settings_dict
+        listener = psycopg.connect(
+            dbname=settings["NAME"], host=settings["HOST"], port=settings["PORT"],
+            user=settings["USER"], autocommit=True,
+        )
+        self.addCleanup(listener.close)
+        listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        robust_queue.enqueue_all(
+            [(tasks.add, (1, 2), {}), (tasks.add, (3, 4), {}), (tasks.report, (1,), {})]
+        )
+        tasks.add.using(run_after=timezone.now() + timedelta(hours=1)).enqueue(5, 6)
+        payloads = [n.payload for n in listener.notifies(timeout=2, stop_after=2)]
+        self.assertEqual(sorted(payloads), ["default", "reports"])
+        self.assertEqual([n.payload for n in listener.notifies(timeout=0.3)], [])
