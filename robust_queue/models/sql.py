@@ -101,7 +101,7 @@ class Statements:
         (result id, job id) rows."""
         job = apps.get_model("robust_queue", "Job")
         query = InsertQuery(job)
-        query.insert_values([f for f in job._meta.concrete_fields if not f.primary_key], jobs)
+        query.insert_values([f for f in job._meta.concrete_fields if not f.primary_key], list(jobs))
         [(insert, params)] = query.get_compiler(connection=self.connection).as_sql()
         sql = _PG_ENQUEUE.format(insert=insert, ready=self._table("ready"))
         return sql, [*params, now, NOTIFY_CHANNEL]
