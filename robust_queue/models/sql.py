@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.apps import apps
+from django.db import NotSupportedError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.sql import InsertQuery
@@ -74,7 +75,7 @@ _APPEND = {
 
 
 class Statements:
-    """The claim and finish statements for one database connection."""
+    """The enqueue, claim and finish statements for one database connection."""
 
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         self.connection = connection
@@ -112,7 +113,14 @@ class Statements:
         SQLite has no row locks: the caller's IMMEDIATE transaction is one.
         """
         where, params = queue
-        lock = " FOR UPDATE SKIP LOCKED" if self.connection.features.has_select_for_update else ""
+        features = self.connection.features
+        if features.has_select_for_update and not features.has_select_for_update_skip_locked:
+            raise NotSupportedError(
+                "Robust Queue claims with SELECT ... FOR UPDATE SKIP LOCKED, which "
+                f"this {self.connection.display_name} server does not support "
+                "(MariaDB >= 10.6, MySQL >= 8.0.1, PostgreSQL >= 9.5 do)."
+            )
+        lock = " FOR UPDATE SKIP LOCKED" if features.has_select_for_update else ""
         sql = (
             f"SELECT id, job_id FROM {self._table('ready')} WHERE {where} "
             f"ORDER BY priority DESC, job_id LIMIT %s{lock}"

@@ -1,12 +1,13 @@
-"""Enqueue and claim on databases that return no ids from a bulk insert."""
+"""Enqueue and claim on databases that lack a feature: ids returned from a
+bulk insert (MySQL), SELECT ... FOR UPDATE SKIP LOCKED (old MariaDB/MySQL)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-from unittest import mock
+from unittest import mock, skipIf
 
-from django.db import connection
+from django.db import NotSupportedError, connection
 from django.test import TestCase
 from django.utils import timezone
 
@@ -53,7 +54,31 @@ class BulkInsertWithoutReturnedIdsTests(TestCase):
 
 
 def without_returned_ids() -> Any:
-    # A class attribute (a property on SQLite and MySQL) turned off, so
-    # Django and Robust Queue take MySQL's path on this database.
-    features = type(connection.features)
-    return mock.patch.object(features, "can_return_rows_from_bulk_insert", False)
+    # Django and Robust Queue then take MySQL's path on this database.
+    return patch_feature("can_return_rows_from_bulk_insert", False)
+
+
+def patch_feature(name: str, value: bool) -> Any:
+    """Set a database feature flag for a test, however the backend defines
+    it: a property is replaced on the class, anything else (a plain or cached
+    attribute) on this connection's features."""
+    features = connection.features
+    if isinstance(getattr(type(features), name, None), property):
+        return mock.patch.object(type(features), name, value)
+    return mock.patch.object(features, name, value)
+
+
+class WithoutSkipLockedTests(TestCase):
+    @skipIf(connection.vendor == "postgresql", "PostgreSQL claims in one statement")
+    def test_a_server_without_skip_locked_is_refused_by_name(self) -> None:
+        """An old MariaDB/MySQL cannot claim safely: the error says why,
+        and nothing is claimed."""
+        tasks.add.enqueue(1, 2)
+        with (
+            patch_feature("has_select_for_update", True),
+            patch_feature("has_select_for_update_skip_locked", False),
+            self.assertRaisesMessage(NotSupportedError, "FOR UPDATE SKIP LOCKED"),
+        ):
+            claim()
+        self.assertEqual(ReadyExecution.objects.count(), 1)
+        self.assertFalse(ClaimedExecution.objects.exists())
