@@ -72,6 +72,9 @@ def _database(name: str) -> dict:
             "USER": os.environ.get("PGUSER", "postgres"),
             "HOST": os.environ.get("PGHOST", "127.0.0.1"),
             "PORT": os.environ.get("PGPORT", "5432"),
+            # The second database binds parameters on the server, so the
+            # queue's own SQL is tested both ways.
+            "OPTIONS": {"server_side_binding": name != "robust_queue"},
             "TEST": {"NAME": f"test_{name}{SUFFIX}"},
         }
     if DB_VENDOR == "mariadb":
