@@ -61,6 +61,8 @@ class JobQuerySet(models.QuerySet["Job"]):
         number of jobs; on PostgreSQL, jobs that all go straight to ready
         are one statement (jobs, ready rows and NOTIFY together).
         """
+        if not jobs:
+            return []
         statements = Statements(connections[self.db])
         if statements.is_postgresql and _are_ready_now(jobs):
             return self._enqueue_in_one_statement(statements, jobs)

@@ -134,6 +134,8 @@ class BulkEnqueueTests(TestCase):
 
     def test_enqueue_all_of_nothing_returns_nothing(self) -> None:
         self.assertEqual(robust_queue.enqueue_all([]), [])
+        with self.assertNumQueries(0):
+            self.assertEqual(Job.objects.enqueue_all([]), [])
 
 
 @skipUnless(connection.vendor == "postgresql", "LISTEN/NOTIFY is PostgreSQL's")
