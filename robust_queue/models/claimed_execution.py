@@ -15,6 +15,7 @@ from .blocked_execution import BlockedExecution
 from .execution import Execution, job_field
 from .failed_execution import FailedExecution, error_record
 from .job import Job
+from .short_transaction import short_transaction
 from .sql import Statements
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class ClaimedExecution(Execution):
             with statements.connection.cursor() as cursor:
                 cursor.execute(*statements.finish_in_one(self.pk, now, return_value))
                 return cursor.rowcount == 1
-        with transaction.atomic(using=using):
+        with short_transaction(using):
             if not self._take(using):
                 return False
             with statements.connection.cursor() as cursor:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from django.db import connections, models, transaction
+from django.db import connections, models
 from django.utils import timezone
 
 from .claimed_execution import ClaimedExecution
 from .execution import Execution, delete_by_pk, job_field
 from .job import Job
+from .short_transaction import short_transaction
 from .sql import NOTIFY_CHANNEL, Statement, Statements, queue_filter
 
 
@@ -48,7 +49,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         if statements.is_postgresql:
             jobs = self._claim_in_one_statement(statements, limit, queue, process_id, worker_id, now)
         else:
-            with transaction.atomic(using=self.db):
+            with short_transaction(self.db):
                 jobs = self._claim_in_steps(statements, limit, queue, process_id, worker_id, now)
         fields = ["id", "job_id", "process_id", "created_at"]
         claimed = []
@@ -98,7 +99,8 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
             claim_ids = dict(cursor.fetchall())
             delete_by_pk(self, [ready_id for ready_id, _ in locked])
             cursor.execute(*statements.stamp_jobs(job_ids, worker_id, now))
-        jobs = Job.objects.using(self.db).in_bulk(job_ids)
+        selected = Job.objects.using(self.db).raw(*statements.select_jobs(job_ids))
+        jobs = {job.pk: job for job in selected}
         return [(claim_ids[job_id], jobs[job_id]) for job_id in job_ids]
 
     def queue_names(self) -> list[str]:

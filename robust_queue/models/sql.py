@@ -157,6 +157,9 @@ class Statements:
         )
         return sql, [stamp, stamp, worker_id, *job_ids]
 
+    def select_jobs(self, job_ids: Sequence[int]) -> Statement:
+        return f"SELECT * FROM {self._table('job')} WHERE id IN ({_marks(job_ids)})", list(job_ids)
+
     def delete_claim(self, claim_id: int) -> Statement:
         return f"DELETE FROM {self._table('claimed')} WHERE id = %s", [claim_id]
 
