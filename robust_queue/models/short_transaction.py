@@ -8,7 +8,8 @@ their cost. Outside any atomic block ``short_transaction`` sends ``START
 TRANSACTION`` and ``COMMIT`` instead: the session stays in autocommit mode,
 which is what Django believes it is in, and the statements in between are
 one transaction all the same. Inside an atomic block (a caller's
-transaction, a test case) and on other databases it is ``atomic()``.
+transaction, a test case), on a connection with ``AUTOCOMMIT`` off and on
+other databases it is ``atomic()``.
 
 The body runs plain statements only: it must not open ``atomic()`` (that
 would commit early) or register ``on_commit`` hooks (they would run at
@@ -31,7 +32,9 @@ logger = logging.getLogger(__name__)
 def short_transaction(using: str) -> Iterator[None]:
     """Run the body in one transaction on the ``using`` database."""
     connection = connections[using]
-    if connection.vendor != "mysql" or connection.in_atomic_block:
+    # START TRANSACTION would commit whatever a session that is not in
+    # autocommit mode (AUTOCOMMIT=False, atomic()) has pending.
+    if connection.vendor != "mysql" or not connection.get_autocommit():
         with transaction.atomic(using=using):
             yield
         return

@@ -75,6 +75,19 @@ class ShortTransactionTests(TransactionTestCase):
         self.assertFalse(ClaimedExecution.objects.exists())
         self.assertEqual(Job.objects.get().worker_ids, [])
 
+    def test_outside_autocommit_it_leaves_the_sessions_pending_work_alone(self) -> None:
+        """With autocommit off, a claim neither commits nor ends what is pending."""
+        tasks.add.enqueue(1, 1)
+        connection.set_autocommit(False)
+        try:
+            _insert_pause("pending")
+            self.assertEqual(len(claim(1)), 1)
+            connection.rollback()
+        finally:
+            connection.set_autocommit(True)
+        self.assertEqual(_paused_seen_elsewhere(), [])
+        self.assertEqual(ReadyExecution.objects.count(), 1)
+
     @skipIf(connection.vendor == "postgresql", "PostgreSQL claims in one statement")
     def test_a_claim_that_fails_part_way_writes_nothing(self) -> None:
         """The job stamp fails after the claim row was inserted: all undone."""
