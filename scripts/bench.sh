@@ -10,5 +10,8 @@ for db in ${DBS:-postgresql mariadb sqlite}; do
     "$venv/bin/python" -m bench.drain "$db"
     "$venv/bin/python" -m bench.worker_cpu "$db"
 done
+# What MariaDB's claim and finish statements cost without Django.
+"$venv/bin/python" -m bench.mariadb_floor --batch 1
+"$venv/bin/python" -m bench.mariadb_floor --batch 3
 # Admin pages over 1,000,000 finished + 50,000 failed jobs (PostgreSQL only).
 "$venv/bin/python" -m bench.admin_timings
