@@ -64,3 +64,17 @@ def cpu_of(pids: list[int]) -> int:
             continue
         total += int(fields[11]) + int(fields[12])
     return total
+
+
+def per_job_cost(run: Callable[[], int]) -> str:
+    """Run ``run`` (it returns how many jobs it did) and describe its cost
+    per job: wall time, this process's CPU and the database server's CPU."""
+    server = server_pids()
+    wall, cpu, server_cpu = time.perf_counter(), time.process_time(), cpu_of(server)
+    jobs = run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    server_ms = (cpu_of(server) - server_cpu) * 1000 / os.sysconf("SC_CLK_TCK")
+    return (
+        f"{wall / jobs * 1000:.2f} ms wall, {cpu / jobs * 1000:.2f} ms CPU + "
+        f"{server_ms / jobs:.2f} ms database server per job ({jobs} jobs)"
+    )

@@ -10,10 +10,8 @@ No supervisor, no threads: this isolates the Python cost of the hot path
 from __future__ import annotations
 
 import argparse
-import os
-import time
 
-from bench.common import cpu_of, server_pids, setup_django, teardown_django
+from bench.common import per_job_cost, setup_django, teardown_django
 
 
 def main() -> None:
@@ -35,16 +33,16 @@ def _run(database: str, jobs: int, batch: int) -> None:
     from testproject import tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(jobs)])
-    server = server_pids()
-    wall, cpu, server_cpu = time.perf_counter(), time.process_time(), cpu_of(server)
-    while rows := ReadyExecution.objects.claim(batch, process_id=None, worker_id="bench"):
-        for row in rows:
-            row.perform()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    server_ms = (cpu_of(server) - server_cpu) * 1000 / os.sysconf("SC_CLK_TCK")
-    print(f"{database:10} worker loop, claims of {batch}: {wall / jobs * 1000:.2f} ms wall, "
-          f"{cpu / jobs * 1000:.2f} ms CPU + {server_ms / jobs:.2f} ms database server "
-          f"per no-op job")
+
+    def work_off() -> int:
+        done = 0
+        while rows := ReadyExecution.objects.claim(batch, process_id=None, worker_id="bench"):
+            for row in rows:
+                row.perform()
+                done += 1
+        return done
+
+    print(f"{database:10} worker loop, claims of {batch}: {per_job_cost(work_off)}")
 
 
 if __name__ == "__main__":
