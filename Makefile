@@ -1,11 +1,14 @@
 # The README's commands.
-.PHONY: demo test bench
+.PHONY: demo test docs bench
 
-demo:  ## set up a venv, migrate SQLite, run example tasks through the supervisor
+demo:  ## a venv with the package alone + the SQLite testproject: enqueue example tasks, run the supervisor, print results
 	scripts/demo.sh
 
-test:  ## the whole suite: Python 3.11/Django 5.2 and 3.12/Django 6.1 x SQLite, PostgreSQL, MariaDB
+test:  ## the docs build, then the whole suite (two cells at a time): 311/312 x SQLite, PostgreSQL, MariaDB; 360/313 x PostgreSQL; mypy; wheel + sdist
 	scripts/test.sh
+
+docs:  ## the documentation site (mkdocs.yml, docs/) built strictly into site/; any warning fails
+	scripts/docs.sh
 
 bench:  ## enqueue and drain benchmarks on PostgreSQL
 	scripts/bench.sh

@@ -1,11 +1,15 @@
 """Fill a PostgreSQL queue with a production-sized history, fast.
 
 1,000,000 finished and 50,000 failed jobs spread over the last week, plus
-live ready and scheduled jobs, written with ``INSERT ... SELECT
-generate_series`` (a minute, not an hour of ORM inserts).
+live ready, scheduled, blocked and running jobs, a week of per-minute
+statistics, recurring tasks with their runs and unique keys, written with
+``INSERT ... SELECT generate_series`` (a minute, not an hour of ORM
+inserts).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.db import connection
 
@@ -22,29 +26,55 @@ EXCEPTIONS = [
 ]
 TASKS = ["add", "report", "echo", "record"]
 QUEUES = ["default", "reports", "emails"]
+# Live jobs beside the history.
+SCHEDULED = 20_000
+BLOCKED = 2_000
+BLOCKED_KEYS = 50
+RUNNING = 6
+RECURRING_TASKS = 5
+RECURRING_RUNS = 2_000
+UNIQUE_KEYS = 50_000
 
 JOBS_SQL = """
 INSERT INTO robust_queue_job (
     result_id, task_path, queue_name, priority, backend_alias, arguments,
     concurrency_key, enqueued_at, started_at, last_attempted_at, finished_at,
-    worker_ids, errors, return_value)
+    worker_ids, errors, return_value, metadata)
 SELECT
     md5(%(tag)s || i::text) || substr(md5(i::text), 1, 11),
     'testproject.tasks.' || (%(tasks)s::text[])[1 + i %% 4],
     (%(queues)s::text[])[1 + i %% 3],
-    0, 'default', '{"args": [1, 2], "kwargs": {}}'::jsonb, '',
-    at, at, at,
+    0, 'default', '{"args": [1, 2], "kwargs": {}}'::jsonb,
+    CASE WHEN %(mode)s = 'blocked' THEN 'testproject.tasks.add/key-' || (i %% %(keys)s)::text
+         ELSE '' END,
+    at,
+    CASE WHEN %(mode)s IN ('finished', 'failed', 'running') THEN at END,
+    CASE WHEN %(mode)s IN ('finished', 'failed', 'running') THEN at END,
     CASE WHEN %(mode)s = 'finished' THEN at + interval '1 second' END,
-    CASE WHEN %(mode)s = 'ready' THEN '[]'::jsonb ELSE '["bench-host:1:worker-1"]'::jsonb END,
+    CASE WHEN %(mode)s IN ('finished', 'failed', 'running')
+         THEN '["worker-bench-host-1-abcdef"]'::jsonb ELSE '[]'::jsonb END,
     CASE WHEN %(mode)s = 'failed' THEN jsonb_build_array(jsonb_build_object(
         'exception_class_path', (%(exceptions)s::text[])[1 + i %% 4],
         'traceback', %(traceback)s || (%(exceptions)s::text[])[1 + i %% 4] || ': failed'))
         ELSE '[]'::jsonb END,
-    CASE WHEN %(mode)s = 'finished' THEN '3'::jsonb END
+    CASE WHEN %(mode)s = 'finished' THEN '3'::jsonb END,
+    '{}'::jsonb
 FROM (
     SELECT i, now() - (i * %(spacing)s * interval '1 millisecond') AS at
     FROM generate_series(1, %(count)s) AS i
 ) AS series
+"""
+
+STATISTICS_SQL = """
+INSERT INTO robust_queue_statistic (
+    minute, queue_name, task_path, finished, failed, retried, discarded,
+    wait_seconds, run_seconds, {buckets})
+SELECT m, q, 'testproject.tasks.' || t, 10, 1, 0, 0, 5.0, 20.0, {values}
+FROM generate_series(
+        date_trunc('minute', now()) - interval '7 days', date_trunc('minute', now()),
+        interval '1 minute') AS m,
+     unnest(%(queues)s::text[]) AS q,
+     unnest(%(tasks)s::text[]) AS t
 """
 
 
@@ -52,26 +82,114 @@ def seed(finished: int = 1_000_000, failed: int = 50_000, ready: int = 5_000) ->
     week_ms = 7 * 24 * 3600 * 1000
     with connection.cursor() as cursor:
         _jobs(cursor, "finished", finished, week_ms // finished)
-        _jobs(cursor, "failed", failed, week_ms // failed)
+        ids = _jobs(cursor, "failed", failed, week_ms // failed)
         cursor.execute(
             "INSERT INTO robust_queue_failed_execution (job_id, error, created_at) "
             "SELECT id, errors -> 0, last_attempted_at + interval '1 second' "
-            "FROM robust_queue_job WHERE finished_at IS NULL"
+            "FROM robust_queue_job WHERE id > %s AND id <= %s",
+            list(ids),
         )
-        _jobs(cursor, "ready", ready, 100)
-        cursor.execute(
-            "INSERT INTO robust_queue_ready_execution (job_id, queue_name, priority, created_at) "
-            "SELECT id, queue_name, priority, enqueued_at FROM robust_queue_job j "
-            "WHERE finished_at IS NULL AND NOT EXISTS "
-            "(SELECT 1 FROM robust_queue_failed_execution f WHERE f.job_id = j.id)"
-        )
+        _live(cursor, ready)
+        _statistics(cursor)
+        _recurring(cursor)
+        _unique_keys(cursor)
     # Statistics and the visibility map, as autovacuum would leave them.
     connection.set_autocommit(True)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 
 
-def _jobs(cursor, mode: str, count: int, spacing_ms: int) -> None:  # type: ignore[no-untyped-def]
+def _live(cursor: Any, ready: int) -> None:
+    """Ready, scheduled (due within a day), blocked and running jobs."""
+    ids = _jobs(cursor, "ready", ready, 100)
+    _execution(cursor, "ready", ids, "queue_name, priority, created_at",
+               "queue_name, priority, enqueued_at")
+    ids = _jobs(cursor, "scheduled", SCHEDULED, 10)
+    _execution(cursor, "scheduled", ids, "queue_name, priority, scheduled_at, created_at",
+               "queue_name, priority, now() + (id %% 86400) * interval '1 second', enqueued_at")
+    ids = _jobs(cursor, "blocked", BLOCKED, 100)
+    _execution(cursor, "blocked", ids,
+               "queue_name, priority, concurrency_key, expires_at, created_at",
+               "queue_name, priority, concurrency_key, now() + interval '5 minutes', enqueued_at")
+    cursor.execute(
+        "INSERT INTO robust_queue_semaphore (key, value, expires_at, created_at, updated_at) "
+        "SELECT 'testproject.tasks.add/key-' || i, 0, now() + interval '5 minutes', now(), now() "
+        "FROM generate_series(0, %s - 1) AS i",
+        [BLOCKED_KEYS],
+    )
+    cursor.execute(
+        "INSERT INTO robust_queue_process (kind, name, pid, hostname, last_heartbeat_at, "
+        "metadata, created_at) VALUES ('worker', 'worker-bench-host-1-abcdef', 4242, "
+        "'bench-host', now(), '{\"queues\": [\"*\"], \"threads\": 6}', now()) RETURNING id"
+    )
+    (process,) = cursor.fetchone()
+    ids = _jobs(cursor, "running", RUNNING, 1000)
+    _execution(cursor, "claimed", ids, "process_id, created_at", f"{int(process)}, enqueued_at")
+
+
+def _execution(
+    cursor: Any, table: str, ids: tuple[int, int], columns: str, values: str
+) -> None:
+    """An execution row in ``table`` for each job with an id in ``ids``."""
+    cursor.execute(
+        f"INSERT INTO robust_queue_{table}_execution (job_id, {columns}) "
+        f"SELECT id, {values} FROM robust_queue_job WHERE id > %s AND id <= %s",
+        list(ids),
+    )
+
+
+def _statistics(cursor: Any) -> None:
+    """A week of per-minute rows for every (queue, task), and the totals."""
+    from robust_queue.models.statistic import BUCKETS, TOTALS_MINUTE
+
+    names = [f"wait_{i}" for i in range(BUCKETS)] + [f"run_{i}" for i in range(BUCKETS)]
+    # Waits around 0.1-0.5 s, runs around 1-2.5 s; one failure a minute.
+    values = ["5" if i in (4, 5) else "0" for i in range(BUCKETS)]
+    values += ["5" if i in (7, 8) else "0" for i in range(BUCKETS)]
+    sql = STATISTICS_SQL.format(buckets=", ".join(names), values=", ".join(values))
+    cursor.execute(sql, {"queues": QUEUES, "tasks": TASKS})
+    cursor.execute(
+        "INSERT INTO robust_queue_statistic (minute, queue_name, task_path, finished, failed, "
+        f"retried, discarded, wait_seconds, run_seconds, {', '.join(names)}) "
+        f"SELECT %s, queue_name, task_path, SUM(finished), SUM(failed), 0, 0, SUM(wait_seconds), "
+        f"SUM(run_seconds), {', '.join(f'SUM({n})' for n in names)} "
+        "FROM robust_queue_statistic GROUP BY queue_name, task_path",
+        [TOTALS_MINUTE],
+    )
+
+
+def _recurring(cursor: Any) -> None:
+    cursor.execute(
+        "INSERT INTO robust_queue_recurring_task (key, schedule, task_path, arguments, "
+        "queue_name, priority, description, static, backend_alias, enabled, created_at, "
+        "updated_at) SELECT 'nightly-' || i, '*/5 * * * *', 'testproject.tasks.report', "
+        "'{\"args\": [7], \"kwargs\": {}}', '', 0, '', true, 'default', true, now(), now() "
+        "FROM generate_series(1, %s) AS i",
+        [RECURRING_TASKS],
+    )
+    cursor.execute(
+        "INSERT INTO robust_queue_recurring_execution (task_key, run_at, job_id, created_at) "
+        "SELECT 'nightly-' || (1 + i %% %s), date_trunc('minute', now()) "
+        "- (i * interval '5 minutes'), (SELECT MIN(id) FROM robust_queue_job) + i, now() "
+        "FROM generate_series(1, %s) AS i",
+        [RECURRING_TASKS, RECURRING_RUNS],
+    )
+
+
+def _unique_keys(cursor: Any) -> None:
+    """Unique keys held by the newest finished jobs."""
+    cursor.execute(
+        "INSERT INTO robust_queue_unique_key (key_hash, key, result_id, created_at, updated_at) "
+        "SELECT encode(sha256(convert_to('unique:' || task_path || '/' || id, 'UTF8')), 'hex'), "
+        "'unique:' || task_path || '/' || id, result_id, now(), now() "
+        "FROM robust_queue_job WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT %s",
+        [UNIQUE_KEYS],
+    )
+
+
+def _jobs(cursor: Any, mode: str, count: int, spacing_ms: int) -> tuple[int, int]:
+    """Insert ``count`` jobs of ``mode``; returns (last id before, last id)."""
+    before = _max_id(cursor)
     cursor.execute(
         JOBS_SQL,
         {
@@ -79,9 +197,16 @@ def _jobs(cursor, mode: str, count: int, spacing_ms: int) -> None:  # type: igno
             "count": count,
             "spacing": spacing_ms,
             "mode": mode,
+            "keys": BLOCKED_KEYS,
             "tasks": TASKS,
             "queues": QUEUES,
             "exceptions": EXCEPTIONS,
             "traceback": TRACEBACK,
         },
     )
+    return before, _max_id(cursor)
+
+
+def _max_id(cursor: Any) -> int:
+    cursor.execute("SELECT COALESCE(MAX(id), 0) FROM robust_queue_job")
+    return int(cursor.fetchone()[0])

@@ -13,8 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup_django(database: str) -> None:
-    """Configure testproject settings for ``database`` and create its test DB."""
+def setup_django(database: str, keepdb: bool = False) -> None:
+    """Configure testproject settings for ``database`` and create its test
+    DB (``keepdb``: reuse it if it exists, migrated)."""
     sys.path.insert(0, str(ROOT))
     os.environ["ROBUST_QUEUE_TEST_DB"] = database
     os.environ.setdefault("ROBUST_QUEUE_DB_SUFFIX", "_bench")
@@ -27,7 +28,7 @@ def setup_django(database: str) -> None:
     from django.db import connections
 
     connections["default"].creation.create_test_db(
-        verbosity=0, autoclobber=True, keepdb=False, serialize=False
+        verbosity=0, autoclobber=not keepdb, keepdb=keepdb, serialize=False
     )
 
 

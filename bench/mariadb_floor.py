@@ -3,8 +3,8 @@
     python -m bench.mariadb_floor [--jobs 2000] [--batch 1]
 
 Enqueues no-op jobs through Robust Queue, then claims and finishes them
-with the statements the worker sends, built by the same
-``robust_queue.models.sql.Statements`` (START TRANSACTION, the SKIP LOCKED
+with the statements the worker sends, built by the same dialect
+(``robust_queue.models.sql.dialect_for``: START TRANSACTION, the SKIP LOCKED
 select, the claim INSERT, the ready DELETE, the job stamp, the job SELECT,
 COMMIT; then START TRANSACTION, the claim DELETE, the job UPDATE, COMMIT),
 but run straight through mysqlclient's cursor: no ORM, no cursor wrapper,
@@ -33,13 +33,14 @@ def main() -> None:
 
 
 def _run(jobs: int, batch: int) -> None:
-    import robust_queue
     from django.db import connection
-    from robust_queue.models.sql import Statements
+
+    import robust_queue
+    from robust_queue.models.sql import dialect_for
     from testproject import tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(jobs)])
-    statements = Statements(connection)
+    statements = dialect_for(connection.alias)
     connection.ensure_connection()
     cursor = connection.connection.cursor()
 
@@ -56,6 +57,7 @@ def _run(jobs: int, batch: int) -> None:
 
 def _claim(cursor: Any, statements: Any, batch: int) -> list[tuple[int, int]]:
     from django.utils import timezone
+
     from robust_queue.models import ReadyExecution
     from robust_queue.models.sql import queue_filter
 
@@ -70,7 +72,7 @@ def _claim(cursor: Any, statements: Any, batch: int) -> list[tuple[int, int]]:
     sql, params, _ = statements.insert_claims(job_ids, None, now)
     cursor.execute(sql, params)
     claims = dict(cursor.fetchall())
-    # As execution.delete_by_pk does on MySQL: one statement per row.
+    # As the MySQL dialect's delete_ids does: one statement per row.
     table = ReadyExecution._meta.db_table
     for ready_id, _ in locked:
         cursor.execute(f"DELETE FROM {table} WHERE id = %s", [ready_id])

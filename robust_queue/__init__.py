@@ -12,10 +12,27 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "enqueue_all": "robust_queue.backend",
+    "Snooze": "robust_queue.exceptions",
+    "acancel": "robust_queue.cancellation",
+    "aenqueue_once": "robust_queue.enqueueing",
+    "cancel": "robust_queue.cancellation",
+    "cancel_requested": "robust_queue.cancellation",
+    "enqueue_all": "robust_queue.enqueueing",
+    "enqueue_once": "robust_queue.enqueueing",
+    "job_metadata": "robust_queue.enqueue_metadata",
+    "job_tags": "robust_queue.tagging",
     "limits_concurrency": "robust_queue.concurrency",
+    "metadata": "robust_queue.enqueue_metadata",
+    "on_enqueue": "robust_queue.enqueue_metadata",
+    "areschedule": "robust_queue.rescheduling",
+    "rate_limit": "robust_queue.rate_limits",
     "recurring": "robust_queue.recurrence",
+    "reschedule": "robust_queue.rescheduling",
+    "retain": "robust_queue.task_retention",
     "retry": "robust_queue.retries",
+    "tags": "robust_queue.tagging",
+    "time_limit": "robust_queue.time_limits",
+    "unique": "robust_queue.uniqueness",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,7 +1,8 @@
 """The JSON codec for task arguments and return values.
 
 Arguments may use a few types JSON lacks; each is stored as a tagged dict
-``{"__rq__": <tag>, "v": <payload>}``. A user dict that itself has the tag
+``{"__rq__": <tag>, "v": <payload>}``. So are floats that a database's JSON
+type would not give back exactly (``-0.0``, ``1e308``). A user dict that itself has the tag
 key is wrapped as ``{"__rq__": "dict", "v": {...}}`` so it round-trips.
 Return values get no tags: Django's contract is that they are plain JSON.
 """
@@ -18,7 +19,13 @@ from decimal import Decimal
 from typing import Any
 
 from django.apps import apps
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models
+
+from . import conf
+
+# DeserializationError lives with every other error; importable from here too.
+from .exceptions import DeserializationError, ReturnValueError
 
 TAG = "__rq__"
 _SUPPORTED = (
@@ -28,10 +35,8 @@ _SUPPORTED = (
 _RETURN_TYPES = "str, int, float, bool, None, list, tuple and dict with str keys"
 # Payloads that are not what their tag promises fail in one of these ways.
 _MALFORMED = (TypeError, ValueError, ArithmeticError, AttributeError, LookupError)
-
-
-class DeserializationError(Exception):
-    """A stored argument cannot be rebuilt (e.g. the model row is gone)."""
+# MariaDB refuses JSON nested 32 deep (error 4025): 31 lists/dicts at most.
+MAX_JSON_NESTING = 31
 
 
 def encode_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,6 +84,55 @@ def normalize_return_value(value: Any) -> Any:
     return _to_json(value, "Return value", tagged=False)
 
 
+def storable_return_value(value: Any, *, max_bytes: int) -> Any:
+    """``value`` as plain JSON that every supported database stores.
+
+    Raises ``ReturnValueError`` when it is not JSON, is nested more than
+    ``MAX_JSON_NESTING`` lists and dicts deep, or its JSON is longer than
+    ``max_bytes``: checked before anything is written, so the job fails
+    with a clear error instead of a database error at finalize.
+    """
+    if _nesting(value) > MAX_JSON_NESTING:
+        raise ReturnValueError(
+            f"Return value is nested more than {MAX_JSON_NESTING} lists and "
+            "dicts deep; MariaDB refuses deeper JSON."
+        )
+    try:
+        normalized = normalize_return_value(value)
+        # ASCII-escaped, as Django writes JSONField values: a byte a character.
+        size = len(json.dumps(normalized))
+    except (TypeError, ValueError) as exc:  # ValueError: an int too long
+        raise ReturnValueError(str(exc)) from exc
+    if size > max_bytes:
+        raise ReturnValueError(
+            f"Return value is {size} bytes as JSON, over the limit of "
+            f"{max_bytes} (OPTIONS['max_return_value_bytes'])."
+        )
+    return normalized
+
+
+def _nesting(value: Any) -> int:
+    """How many lists and dicts deep ``value`` goes.
+
+    Iterative, and it stops just past the limit: a deep or cyclic value
+    neither overflows the stack nor loops.
+    """
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if depth > MAX_JSON_NESTING:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _to_json(value: Any, path: str, *, tagged: bool) -> Any:
     # bool is an int subclass and passes through as itself, not as 0/1.
     if value is None or isinstance(value, (bool, int, str)):
@@ -86,7 +140,7 @@ def _to_json(value: Any, path: str, *, tagged: bool) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise TypeError(f"{path} is {value!r}, which JSON cannot represent.")
-        return value
+        return _float_to_json(value) if tagged else value
     if isinstance(value, (list, tuple)):
         return [_to_json(item, f"{path}[{i}]", tagged=tagged) for i, item in enumerate(value)]
     if isinstance(value, dict):
@@ -97,6 +151,15 @@ def _to_json(value: Any, path: str, *, tagged: bool) -> Any:
         f"{path} of type {type(value).__name__} cannot be stored as JSON; "
         f"return values must be {_RETURN_TYPES}."
     )
+
+
+def _float_to_json(value: float) -> float | dict[str, Any]:
+    # PostgreSQL's jsonb stores numbers as numeric: -0.0 comes back as 0
+    # and 1e16 as the int 10000000000000000. Floats written with an
+    # exponent, and -0.0, are stored as their repr so they round-trip.
+    if "e" in repr(value) or (value == 0 and math.copysign(1.0, value) < 0):
+        return {TAG: "float", "v": repr(value)}
+    return value
 
 
 def _dict_to_json(value: dict[Any, Any], path: str, *, tagged: bool) -> dict[str, Any]:
@@ -145,6 +208,12 @@ def _model_reference(instance: models.Model, path: str) -> dict[str, Any]:
             f"{path} is an unsaved {type(instance).__name__} (its pk is None); "
             "save it before enqueueing."
         )
+    label = instance._meta.label_lower
+    if not _is_allowed_model(label):
+        raise TypeError(
+            f"{path} is a {instance._meta.label}, which ROBUST_QUEUE"
+            f"['argument_models'] does not list; add {label!r} to it or pass the pk."
+        )
     return {
         "model": instance._meta.label_lower,
         "pk": _to_json(instance.pk, f"{path}.pk", tagged=True),
@@ -184,19 +253,65 @@ class _Decoder:
             ) from exc
 
     def _fetch(self, payload: Any) -> models.Model:
-        try:
-            model = apps.get_model(payload["model"])
-            pk = self.decode(payload["pk"])
-        except _MALFORMED as exc:
-            raise DeserializationError(
-                f"Malformed 'model' argument or uninstalled model: {payload!r}."
-            ) from exc
+        model = _referenced_model(payload)
+        pk = self._pk(payload["pk"], model)
         try:
             return model._default_manager.using(self.using).get(pk=pk)
-        except model.DoesNotExist as exc:
+        except ObjectDoesNotExist as exc:
             raise DeserializationError(
                 f"{model._meta.label} with pk {pk!r} no longer exists."
             ) from exc
+        except (*_MALFORMED, ValidationError) as exc:
+            raise DeserializationError(
+                f"Malformed 'model' argument: {payload!r} ({exc})."
+            ) from exc
+
+    def _pk(self, value: Any, model: type[models.Model]) -> Any:
+        # Only what _model_reference() writes: a scalar, or a list of them
+        # for a composite key; never a nested model reference or dict.
+        if isinstance(value, list) and len(_pk_fields(model)) > 1:
+            return tuple(self._pk_part(part, model) for part in value)
+        return self._pk_part(value, model)
+
+    def _pk_part(self, value: Any, model: type[models.Model]) -> Any:
+        if isinstance(value, dict) and value.get(TAG) in _PARSERS:
+            return self._untag(value)
+        if isinstance(value, (dict, list)):
+            raise DeserializationError(
+                f"Malformed primary key of a {model._meta.label} argument: {value!r}."
+            )
+        return value
+
+
+def _referenced_model(payload: Any) -> type[models.Model]:
+    """The model a reference names, if the encoding side could have written it."""
+    label = payload.get("model") if isinstance(payload, dict) else None
+    if not isinstance(label, str) or set(payload) != {"model", "pk"}:
+        raise DeserializationError(f"Malformed 'model' argument: {payload!r}.")
+    try:
+        model = apps.get_model(label)
+    except (LookupError, ValueError) as exc:
+        raise DeserializationError(
+            f"Malformed 'model' argument or uninstalled model: {payload!r}."
+        ) from exc
+    if model._meta.label_lower != label or model._meta.swapped:
+        raise DeserializationError(f"Malformed 'model' argument: {payload!r}.")
+    if not _is_allowed_model(label):
+        raise DeserializationError(
+            f"Model {label!r} is not in ROBUST_QUEUE['argument_models']; "
+            "its rows are not loaded into tasks."
+        )
+    return model
+
+
+def _is_allowed_model(label: str) -> bool:
+    allowed = conf.get(conf.ARGUMENT_MODELS)
+    return allowed is None or label in allowed
+
+
+def _pk_fields(model: type[models.Model]) -> list[Any]:
+    # Django >= 5.2 lists the fields of a composite primary key here.
+    return list(getattr(model._meta, "pk_fields", [model._meta.pk]))
 
 
 def _timedelta(parts: Sequence[int]) -> dt.timedelta:
@@ -205,6 +320,7 @@ def _timedelta(parts: Sequence[int]) -> dt.timedelta:
 
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
+    "float": float,
     "datetime": dt.datetime.fromisoformat,
     "date": dt.date.fromisoformat,
     "time": dt.time.fromisoformat,

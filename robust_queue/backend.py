@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from asgiref.sync import sync_to_async
 from django.core import checks as django_checks
 from django.utils import timezone
 
-from . import conf
+from . import conf, registry, tagging
+from . import enqueue_metadata as job_metadata
 from .arguments import encode_arguments, encoded_size
+from .checks import check_backend
 from .compat import (
     BaseTaskBackend,
     InvalidTask,
@@ -23,15 +25,18 @@ from .compat import (
 )
 from .concurrency import concurrency_key
 from .exceptions import PayloadTooLargeError, UnknownTaskError
-from .models import Job
+from .models import Job, UniqueKey
 from .models.job import RESULT_ID_MAX_LENGTH
-from .registry import resolve_task
-from .results import build_result
+from .rate_limits import rate_key
+from .results import build_discarded_result, build_result, build_unrunnable_result
 from .task import RobustQueueTask
+from .unique_claims import UniqueClaim, claim_for
+from .validation import check_task_names
 
-TaskCall = tuple[Task, Sequence[Any], Mapping[str, Any]]
+TaskCall: TypeAlias = "tuple[Task[..., Any], Sequence[Any], Mapping[str, Any]]"
+# A call ready to write: its task, its job, and its claim on a unique key.
+Prepared: TypeAlias = "tuple[Task[..., Any], Job, UniqueClaim | None]"
 
-QUEUE_NAME_MAX_LENGTH = 64
 RESULT_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{RESULT_ID_MAX_LENGTH}}}$")
 TASK_PATH_MAX_LENGTH = 255
 
@@ -43,7 +48,9 @@ class RobustQueueBackend(BaseTaskBackend):
     supports_priority = True
     supports_get_result = True
     supports_async_task = True
-    task_class = RobustQueueTask
+    # The backport declares task_class as Task with its class's unbound type
+    # variables, which no subclass can match; the assignment is sound.
+    task_class = RobustQueueTask  # type: ignore[assignment]
 
     # __init__ is the base class's: it runs at import time (@task, every
     # .using()) and must not touch the ORM or read other settings.
@@ -53,48 +60,81 @@ class RobustQueueBackend(BaseTaskBackend):
         """The database alias that holds this backend's queue."""
         return str(self.options.get("database", conf.DEFAULT_DATABASE))
 
-    def validate_task(self, task: Task) -> None:
+    def validate_task(self, task: Task[..., Any]) -> None:
+        check_task_names(task)
         super().validate_task(task)
-        if len(task.queue_name) > QUEUE_NAME_MAX_LENGTH:
-            raise InvalidTask(
-                f"Queue name {task.queue_name[:20]!r}... is longer than "
-                f"{QUEUE_NAME_MAX_LENGTH} characters."
-            )
         if len(task.module_path) > TASK_PATH_MAX_LENGTH:
             raise InvalidTask(
                 f"Task path {task.module_path!r} is longer than "
                 f"{TASK_PATH_MAX_LENGTH} characters."
             )
+        if isinstance(task, self.task_class):
+            # Only a task declared for this backend's class: a .using()
+            # copy of another backend's task is a plain Task.
+            registry.register(task)
 
     def enqueue(
-        self, task: Task, args: Sequence[Any], kwargs: Mapping[str, Any]
-    ) -> TaskResult:
+        self, task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> TaskResult[Any]:
         return self.enqueue_all([(task, args, kwargs)])[0]
 
-    def enqueue_all(self, calls: Iterable[TaskCall]) -> list[TaskResult]:
+    def enqueue_all(self, calls: Iterable[TaskCall]) -> list[TaskResult[Any]]:
         """Enqueue many tasks with one INSERT per table.
 
         Every call is validated and encoded before anything is written, so
-        a bad argument in the last call leaves nothing behind.
+        a bad argument in the last call leaves nothing behind. A unique
+        task whose key is taken gets the existing job's result; a job a
+        concurrency limit discarded gets a FAILED result. ``task_enqueued``
+        is sent for the jobs written.
         """
-        prepared = [self._prepare(task, args, kwargs) for task, args, kwargs in calls]
+        return self._write([self._prepare(task, args, kwargs) for task, args, kwargs in calls])
+
+    def enqueue_once(
+        self, task: Task[..., Any], key: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> TaskResult[Any]:
+        """``enqueue`` under an idempotency key (see ``enqueueing.enqueue_once``)."""
+        return self._write([self._prepare(task, args, kwargs, once_key=key)])[0]
+
+    async def aenqueue_once(
+        self, task: Task[..., Any], key: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> TaskResult[Any]:
+        return await sync_to_async(self.enqueue_once, thread_sensitive=True)(
+            task, key, args, kwargs
+        )
+
+    def _write(self, prepared: list[Prepared]) -> list[TaskResult[Any]]:
         if not prepared:
             return []
-        Job.objects.using(self.database).enqueue_all([job for _, job in prepared])
-        results = [
-            build_result(task, job, status=TaskResultStatus.READY)
-            for task, job in prepared
-        ]
-        for result in results:
+        jobs = [job for _, job, _ in prepared]
+        standing: list[Job | None] | list[Job]
+        if any(claim is not None for _, _, claim in prepared):
+            unique_keys = UniqueKey.objects.using(self.database)
+            standing = unique_keys.enqueue_all(jobs, [claim for _, _, claim in prepared])
+        else:
+            kept = Job.objects.using(self.database).enqueue_all(jobs)
+            standing = jobs if len(kept) == len(jobs) else _standing(jobs, kept)
+        results, enqueued = [], []
+        new_ids: set[int] = set()
+        for (task, job, _), stood in zip(prepared, standing, strict=True):
+            if stood is None:
+                results.append(build_discarded_result(task, job))
+            elif stood is job:
+                enqueued.append(build_result(task, job, status=TaskResultStatus.READY))
+                results.append(enqueued[-1])
+            else:
+                # A duplicate: of a stored job, or of one written just now.
+                new_ids = new_ids or {id(job) for job in jobs}
+                results.append(self._result_of(stood, is_new=id(stood) in new_ids))
+        for result in enqueued:
             task_enqueued.send(sender=type(self), task_result=result)
         return results
 
-    async def aenqueue_all(self, calls: Iterable[TaskCall]) -> list[TaskResult]:
+    async def aenqueue_all(self, calls: Iterable[TaskCall]) -> list[TaskResult[Any]]:
         return await sync_to_async(self.enqueue_all, thread_sensitive=True)(
             list(calls)
         )
 
-    def get_result(self, result_id: str) -> TaskResult:
+    def get_result(self, result_id: str) -> TaskResult[Any]:
         if not isinstance(result_id, str) or not RESULT_ID_PATTERN.match(result_id):
             raise TaskResultDoesNotExist(f"No task result with id {result_id!r}.")
         jobs = Job.objects.using(self.database).with_executions()
@@ -102,22 +142,30 @@ class RobustQueueBackend(BaseTaskBackend):
             job = jobs.get(result_id=result_id)
         except Job.DoesNotExist as exc:
             raise TaskResultDoesNotExist(f"No task result with id {result_id!r}.") from exc
+        return self._result_of(job)
+
+    def _result_of(self, job: Job, *, is_new: bool = False) -> TaskResult[Any]:
+        """The result of a stored job (loaded ``with_executions``); READY
+        for one this enqueue has just written."""
         try:
-            task = resolve_task(job.task_path, job.backend_alias)
+            task = registry.rebuild_task(job)
         except UnknownTaskError as exc:
-            raise TaskResultDoesNotExist(
-                f"Task result {result_id!r} names an unknown task: {exc}"
-            ) from exc
+            # The job exists: its real state, and why it cannot run.
+            return build_unrunnable_result(job, exc)
+        if is_new:
+            return build_result(task, job, status=TaskResultStatus.READY)
         return build_result(task, job)
 
     def check(self, **kwargs: Any) -> list[django_checks.CheckMessage]:
-        from .checks import check_backend  # noqa: PLC0415 - avoid import cycle
-
         return [*super().check(**kwargs), *check_backend(self)]
 
     def _prepare(
-        self, task: Task, args: Sequence[Any], kwargs: Mapping[str, Any]
-    ) -> tuple[Task, Job]:
+        self,
+        task: Task[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        once_key: str | None = None,
+    ) -> Prepared:
         if not isinstance(task, Task):
             raise InvalidTask(f"{task!r} is not a Task.")
         if task.backend != self.alias:
@@ -126,9 +174,11 @@ class RobustQueueBackend(BaseTaskBackend):
                 f"not {self.alias!r}."
             )
         self.validate_task(task)
+        registry.check_enqueue(task)
         arguments = encode_arguments(args, kwargs)
         key = concurrency_key(task, args, kwargs)
         self._check_size(task, arguments)
+        metadata = job_metadata.for_enqueue(task)
         job = Job(
             task_path=task.module_path,
             queue_name=task.queue_name,
@@ -139,9 +189,20 @@ class RobustQueueBackend(BaseTaskBackend):
             run_after=task.run_after,
             enqueued_at=timezone.now(),
         )
-        return task, job
+        if metadata:
+            # Only when set: the field's default is cheaper than a keyword.
+            job.metadata = metadata
+        tags = tagging.for_enqueue(task)
+        if tags:
+            job.pending_tags = tags
+        if getattr(task, "rate_limit", None) is not None:
+            job.rate_key = rate_key(task, args, kwargs)
+        claim = None
+        if once_key is not None or getattr(task, "unique", None) is not None:
+            claim = claim_for(task, args, kwargs, arguments, once_key)
+        return task, job, claim
 
-    def _check_size(self, task: Task, arguments: Mapping[str, Any]) -> None:
+    def _check_size(self, task: Task[..., Any], arguments: Mapping[str, Any]) -> None:
         size = encoded_size(arguments)
         limit = conf.max_payload_bytes(self.alias)
         if size > limit:
@@ -151,20 +212,8 @@ class RobustQueueBackend(BaseTaskBackend):
             )
 
 
-def enqueue_all(calls: Iterable[TaskCall]) -> list[TaskResult]:
-    """Enqueue ``(task, args, kwargs)`` triples in bulk, per backend.
+def _standing(jobs: list[Job], kept: list[Job]) -> list[Job | None]:
+    """Each job, or None where a concurrency limit discarded it."""
+    ids = {id(job) for job in kept}
+    return [job if id(job) in ids else None for job in jobs]
 
-    Results come back in the order of ``calls``.
-    """
-    calls = list(calls)
-    by_backend: dict[str, list[int]] = {}
-    for index, (task, _, _) in enumerate(calls):
-        by_backend.setdefault(task.backend, []).append(index)
-    results: list[TaskResult | None] = [None] * len(calls)
-    for alias, indexes in by_backend.items():
-        backend = calls[indexes[0]][0].get_backend()
-        if not isinstance(backend, RobustQueueBackend):
-            raise InvalidTask(f"Backend {alias!r} is not a RobustQueueBackend.")
-        for index, result in zip(indexes, backend.enqueue_all(calls[i] for i in indexes)):
-            results[index] = result
-    return [result for result in results if result is not None]

@@ -1,12 +1,13 @@
 """Concurrency limits: how many jobs of one key may run at once.
 
-``@limits_concurrency`` is stacked over ``@task``; it records a
-``ConcurrencyLimit`` for the task's path and returns the task unchanged.
-The enqueue path asks ``concurrency_key()`` for the job's key; dispatching
-takes a semaphore slot or blocks (or discards) the job, and finalizing gives
-the slot back (see ``Semaphore`` and ``BlockedExecution``).
+``@limits_concurrency`` is stacked over ``@task``; it returns a copy of the
+task that carries a ``ConcurrencyLimit`` (``RobustQueueTask.limits_concurrency``),
+so ``.using()`` copies keep it. The enqueue path asks ``concurrency_key()``
+for the job's key; dispatching takes a semaphore slot or blocks (or discards)
+the job, and finalizing gives the slot back (see ``Semaphore`` and
+``BlockedExecution``); the dispatcher runs the upkeep.
 
-Nothing here touches the database or reads models at import time.
+A leaf: nothing here imports the models or the task registry.
 """
 
 from __future__ import annotations
@@ -15,30 +16,20 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from django.db import models
 
 from . import conf
 from .compat import Task
-from .decorators import require_task
-from .exceptions import ConfigurationError, EnqueueError, UnknownTaskError
-from .registry import resolve_task
+from .decorators import with_option
+from .exceptions import ConfigurationError, EnqueueError
 
-if TYPE_CHECKING:
-    from .models import Job
-
-DEFAULT_CONCURRENCY_CONTROL_PERIOD = timedelta(minutes=3)
 ON_CONFLICT_CHOICES = ("block", "discard")
 KEY_MAX_LENGTH = 255
 
 OnConflict = Literal["block", "discard"]
 KeyFunction = Callable[..., Any]
-
-# Limits by task path: the Task is a frozen dataclass, so nothing is
-# attached to it, and ``task.using(...)`` copies share the limit.
-_LIMITS: dict[str, ConcurrencyLimit] = {}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConcurrencyLimit:
@@ -67,6 +58,9 @@ class ConcurrencyLimit:
             errors.append(f"'duration' must be a positive timedelta, not {self.duration!r}.")
         if self.group is not None and not isinstance(self.group, str):
             errors.append(f"'group' must be a string, not {self.group!r}.")
+        elif isinstance(self.group, str) and self.group.startswith("rate:"):
+            # Those keys are the rate limits' waiting lines (rate_limits.py).
+            errors.append(f"'group' must not start with 'rate:', not {self.group!r}.")
         return errors
 
     @property
@@ -74,12 +68,9 @@ class ConcurrencyLimit:
         """How long a slot is held before maintenance may expire it."""
         if self.duration is not None:
             return self.duration
-        value = conf.setting(
-            "default_concurrency_control_period", DEFAULT_CONCURRENCY_CONTROL_PERIOD
-        )
-        return value if isinstance(value, timedelta) else timedelta(seconds=float(value))
+        return conf.get(conf.DEFAULT_CONCURRENCY_CONTROL_PERIOD)
 
-    def key_for(self, task: Task, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    def key_for(self, task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
         """The semaphore key of one call: ``<group or task path>/<key>``."""
         if callable(self.key):
             try:
@@ -98,6 +89,24 @@ class ConcurrencyLimit:
         return key
 
 
+def concurrency_limit(
+    key: str | KeyFunction,
+    *,
+    to: int = 1,
+    duration: timedelta | None = None,
+    group: str | None = None,
+    on_conflict: OnConflict = "block",
+) -> ConcurrencyLimit:
+    """A validated ``ConcurrencyLimit``; ``ConfigurationError`` if not valid."""
+    limit = ConcurrencyLimit(
+        key=key, to=to, duration=duration, group=group, on_conflict=on_conflict
+    )
+    errors = limit.validate()
+    if errors:
+        raise ConfigurationError("limits_concurrency(): " + " ".join(errors))
+    return limit
+
+
 def limits_concurrency(
     key: str | KeyFunction,
     *,
@@ -105,7 +114,7 @@ def limits_concurrency(
     duration: timedelta | None = None,
     group: str | None = None,
     on_conflict: OnConflict = "block",
-) -> Callable[[Task], Task]:
+) -> Callable[[Task[..., Any]], Task[..., Any]]:
     """Limit how many jobs of a task run at once, per key.
 
     ``key`` is a string or a callable over the task's arguments; model
@@ -113,50 +122,26 @@ def limits_concurrency(
     share their keys. A job over the limit waits as a blocked job, or with
     ``on_conflict="discard"`` is dropped at enqueue.
     """
-    limit = ConcurrencyLimit(
-        key=key, to=to, duration=duration, group=group, on_conflict=on_conflict
+    limit = concurrency_limit(
+        key, to=to, duration=duration, group=group, on_conflict=on_conflict
     )
-    errors = limit.validate()
-    if errors:
-        raise ConfigurationError("limits_concurrency(): " + " ".join(errors))
 
-    def decorator(task: Task) -> Task:
-        _LIMITS[require_task("limits_concurrency", task).module_path] = limit
-        return task
+    def decorator(task: Task[..., Any]) -> Task[..., Any]:
+        return with_option("limits_concurrency", task, limit)
 
     return decorator
 
 
-def limit_for(task: Task) -> ConcurrencyLimit | None:
-    return _LIMITS.get(task.module_path)
+def limit_for(task: Task[..., Any] | None) -> ConcurrencyLimit | None:
+    """The limit ``task`` carries, if any (None for no task)."""
+    limit = getattr(task, "limits_concurrency", None)
+    return limit if isinstance(limit, ConcurrencyLimit) else None
 
 
-def concurrency_key(task: Task, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+def concurrency_key(task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     """The job's concurrency key, or "" when the task has no limit."""
     limit = limit_for(task)
     return "" if limit is None else limit.key_for(task, args, kwargs)
-
-
-def limit_for_job(job: Job) -> ConcurrencyLimit | None:
-    """The limit of a stored job's task; None if the task is gone."""
-    try:
-        task = resolve_task(job.task_path, job.backend_alias)
-    except UnknownTaskError:
-        return None
-    return limit_for(task)
-
-
-def run_maintenance(using: str) -> int:
-    """Expire semaphores, then release blocked jobs whose key has room.
-
-    The dispatcher runs this every ``concurrency_maintenance_interval``;
-    returns how many jobs were released.
-    """
-    # The models import this module, so they are imported here.
-    from .models import BlockedExecution, Semaphore
-
-    Semaphore.objects.using(using).expire_all_in_batches()
-    return int(BlockedExecution.objects.using(using).release_all_with_room())
 
 
 def _key_part(value: Any) -> str:

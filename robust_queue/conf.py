@@ -6,16 +6,116 @@ Nothing here runs at import: every value is read when it is asked for, so
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 
+from .conversions import (
+    as_is,
+    duration,
+    flag,
+    model_labels,
+    optional,
+    positive_duration,
+    positive_seconds,
+    seconds,
+    text,
+    texts,
+    time_limit,
+    token,
+)
+from .exceptions import ConfigurationError
+
 DEFAULT_DATABASE = "default"
 DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
-DEFAULT_CLEAR_FINISHED_JOBS_AFTER = timedelta(days=1)
+DEFAULT_MAX_RETURN_VALUE_BYTES = 1024 * 1024
 
 BACKEND_PATH = "robust_queue.backend.RobustQueueBackend"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Key(Generic[T]):
+    """One key of ``ROBUST_QUEUE``: its default, and how a given value is
+    converted (``conversions.py``; a bad one raises ``ValueError``)."""
+
+    name: str
+    default: T
+    convert: Callable[[Any], T]
+
+
+# Every key of ROBUST_QUEUE, read only through ``get()``. Any other key is
+# reported by the system check robust_queue.E020 and a value that does not
+# convert by robust_queue.E023, so a misspelling is never ignored.
+# Processes (config.py); each worker and dispatcher entry has the defaults
+# of WorkerConfig / DispatcherConfig, the scheduler those of SchedulerConfig.
+WORKERS: Key[Any] = Key("workers", ({},), as_is)
+DISPATCHERS: Key[Any] = Key("dispatchers", ({},), as_is)
+SCHEDULER: Key[Any] = Key("scheduler", {}, as_is)  # False or None: no scheduler
+MODE = Key("mode", "fork", text)
+PROCESS_HEARTBEAT_INTERVAL = Key("process_heartbeat_interval", 60.0, seconds)
+PROCESS_ALIVE_THRESHOLD = Key("process_alive_threshold", 300.0, seconds)
+SHUTDOWN_TIMEOUT = Key("shutdown_timeout", 5.0, seconds)
+MAINTENANCE_INTERVAL = Key("maintenance_interval", 60.0, seconds)
+SUPERVISOR_PIDFILE = Key("supervisor_pidfile", None, optional(text))
+HOOKS: Key[Any] = Key("hooks", {}, as_is)
+# None: the database of the first Robust Queue alias.
+DATABASE = Key("database", None, optional(text))
+# Cluster-wide caps per queue (queue_caps.py): {"mail": {"max_concurrency": 5}}.
+QUEUES: Key[Any] = Key("queues", {}, as_is)
+# Tasks.
+TASK_MODULES: Key[tuple[str, ...]] = Key("task_modules", (), texts)
+ARGUMENT_MODELS = Key("argument_models", None, optional(model_labels))  # None: any model
+RECURRING_TASKS: Key[Any] = Key("recurring_tasks", {}, as_is)
+CLEAR_RECURRING_EXECUTIONS_AFTER = Key(
+    "clear_recurring_executions_after", timedelta(days=7), positive_duration
+)
+DEFAULT_CONCURRENCY_CONTROL_PERIOD = Key(
+    "default_concurrency_control_period", timedelta(minutes=3), positive_duration
+)
+# Time limits and cancellation (time_limits.py); None: no limit.
+TIME_LIMIT = Key("time_limit", None, optional(time_limit))
+CANCEL_GRACE_PERIOD = Key("cancel_grace_period", 10.0, time_limit)
+INTERRUPT_GRACE_PERIOD = Key("interrupt_grace_period", 5.0, time_limit)
+# Retention.
+PRESERVE_FINISHED_JOBS = Key("preserve_finished_jobs", True, flag)
+CLEAR_FINISHED_JOBS_AFTER = Key("clear_finished_jobs_after", timedelta(days=1), duration)
+CLEAR_FAILED_JOBS_AFTER = Key("clear_failed_jobs_after", None, optional(duration))
+# Per task path (task_retention.py): {"finished": ..., "failed": ...}.
+TASK_RETENTION: Key[Any] = Key("task_retention", {}, as_is)
+# Statistics (statistics.py) and metrics (metrics/).
+STATISTICS_RETENTION = Key("statistics_retention", timedelta(days=14), positive_duration)
+STATISTICS_FLUSH_INTERVAL = Key("statistics_flush_interval", 5.0, positive_seconds)
+METRICS_TOKEN = Key("metrics_token", None, optional(token))  # None: staff with view_metrics
+# Admin (admin/masking.py); [] or None turns masking off.
+ADMIN_MASK: Key[Any] = Key(
+    "admin_mask", ("password", "secret", "token", "key", "authorization", "cookie", "card"), as_is
+)
+
+# The table of every Key defined above, by name.
+KEYS: Mapping[str, Key[Any]] = MappingProxyType({
+    key.name: key for key in list(globals().values()) if isinstance(key, Key)
+})
+
+
+def get(key: Key[T]) -> T:
+    """The value of ``key``: the one set, converted, or the default.
+
+    Raises ``ConfigurationError`` naming the key for a value that does not
+    convert (the system checks report it first).
+    """
+    given = getattr(settings, "ROBUST_QUEUE", None) or {}
+    if key.name not in given:
+        return key.default
+    try:
+        return key.convert(given[key.name])
+    except ValueError as exc:
+        raise ConfigurationError(_problem(key.name, given[key.name], exc)) from None
 
 
 def robust_queue_settings() -> dict[str, Any]:
@@ -24,9 +124,26 @@ def robust_queue_settings() -> dict[str, Any]:
     return dict(value)
 
 
-def setting(name: str, default: Any = None) -> Any:
-    """One key of ``ROBUST_QUEUE``, with a default."""
-    return robust_queue_settings().get(name, default)
+def unknown_keys() -> list[str]:
+    """Keys of ``ROBUST_QUEUE`` that Robust Queue does not read."""
+    return sorted(str(key) for key in robust_queue_settings() if key not in KEYS)
+
+
+def invalid_values() -> list[str]:
+    """Why each value of ``ROBUST_QUEUE`` that does not convert is wrong."""
+    problems = []
+    for name, value in robust_queue_settings().items():
+        key = KEYS.get(name)
+        try:
+            if key is not None:
+                key.convert(value)
+        except ValueError as exc:
+            problems.append(_problem(name, value, exc))
+    return problems
+
+
+def _problem(name: str, value: Any, exc: ValueError) -> str:
+    return f'ROBUST_QUEUE["{name}"] {exc}, not {value!r}.'
 
 
 def backend_options(alias: str) -> dict[str, Any]:
@@ -52,9 +169,9 @@ def database_for(alias: str) -> str:
 
 def queue_database() -> str:
     """The database that processes work on: the first Robust Queue alias's."""
-    explicit = setting("database")
+    explicit = get(DATABASE)
     if explicit:
-        return str(explicit)
+        return explicit
     aliases = robust_queue_aliases()
     return database_for(aliases[0]) if aliases else DEFAULT_DATABASE
 
@@ -64,26 +181,12 @@ def max_payload_bytes(alias: str) -> int:
     return int(options.get("max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES))
 
 
+def max_return_value_bytes(alias: str) -> int:
+    """The largest return value (as JSON) a task of ``alias`` may store."""
+    options = backend_options(alias)
+    return int(options.get("max_return_value_bytes", DEFAULT_MAX_RETURN_VALUE_BYTES))
+
+
 def preserve_finished_jobs() -> bool:
-    return bool(setting("preserve_finished_jobs", True))
-
-
-def clear_finished_jobs_after() -> timedelta:
-    value = setting("clear_finished_jobs_after", DEFAULT_CLEAR_FINISHED_JOBS_AFTER)
-    return _as_timedelta(value)
-
-
-def clear_failed_jobs_after() -> timedelta | None:
-    value = setting("clear_failed_jobs_after")
-    return None if value is None else _as_timedelta(value)
-
-
-def task_modules() -> list[str]:
-    """Modules outside installed apps from which tasks may be imported."""
-    return [str(name) for name in setting("task_modules", [])]
-
-
-def _as_timedelta(value: Any) -> timedelta:
-    if isinstance(value, timedelta):
-        return value
-    return timedelta(seconds=float(value))
+    """Read on every finish: ``get(PRESERVE_FINISHED_JOBS)``."""
+    return get(PRESERVE_FINISHED_JOBS)

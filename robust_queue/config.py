@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
-from . import conf
+from . import conf, queue_order
+from .validation import QUEUE_NAME_RULE, is_valid_queue_name
 
 MODES = ("fork", "thread")
+# A config dataclass built from one settings mapping.
+C = TypeVar("C")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,17 +25,30 @@ class WorkerConfig:
     threads: int = 3
     processes: int = 1
     polling_interval: float = 0.1
+    # Recycling: after this many claimed jobs, or once the process's RSS
+    # passes this many MiB, the worker finishes its running jobs and exits
+    # 0; the supervisor starts a fresh one at once. None: never.
+    max_jobs: int | None = None
+    max_memory: float | None = None
+    # An idle worker polls less often, up to this many seconds between
+    # polls; any claim or NOTIFY resets it. At or below polling_interval:
+    # no back-off.
+    idle_polling_ceiling: float = 2.0
+    # Where each claim round starts (queue_order.py): "strict",
+    # "round_robin" or "weighted" (with weights: queue name -> weight).
+    order: str = queue_order.DEFAULT_ORDER
+    weights: Mapping[str, int] | None = None
 
     def validate(self) -> list[str]:
         errors = _positive(self, "threads", "processes", "polling_interval")
+        errors += _positive(self, "idle_polling_ceiling")
+        errors += queue_order.order_problems(self.order, self.weights, self.queues)
+        errors += _optional_limit(self, "max_jobs", int, "a whole number of jobs")
+        errors += _optional_limit(self, "max_memory", (int, float), "a size in MiB")
         if not self.queues or not all(isinstance(q, str) and q for q in self.queues):
             errors.append(f"worker queues must be non-empty names, not {self.queues!r}")
-        errors += [
-            f"worker queue selector {q!r}: '*' may only end a name"
-            for q in self.queues
-            if "*" in q[:-1]
-        ]
-        return errors
+            return errors
+        return errors + [_selector_error(q) for q in self.queues if _selector_error(q)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,12 +78,13 @@ class SupervisorConfig:
     workers: tuple[WorkerConfig, ...] = (WorkerConfig(),)
     dispatchers: tuple[DispatcherConfig, ...] = (DispatcherConfig(),)
     scheduler: SchedulerConfig | None = field(default_factory=SchedulerConfig)
-    mode: str = "fork"
-    heartbeat_interval: float = 60.0
-    alive_threshold: float = 300.0
-    shutdown_timeout: float = 5.0
-    maintenance_interval: float = 60.0
-    pidfile: str | None = None
+    # The defaults of the ROBUST_QUEUE keys (conf.py).
+    mode: str = conf.MODE.default
+    heartbeat_interval: float = conf.PROCESS_HEARTBEAT_INTERVAL.default
+    alive_threshold: float = conf.PROCESS_ALIVE_THRESHOLD.default
+    shutdown_timeout: float = conf.SHUTDOWN_TIMEOUT.default
+    maintenance_interval: float = conf.MAINTENANCE_INTERVAL.default
+    pidfile: str | None = conf.SUPERVISOR_PIDFILE.default
     database: str = conf.DEFAULT_DATABASE
 
     def validate(self) -> list[str]:
@@ -90,6 +107,12 @@ class SupervisorConfig:
             roles.append(self.scheduler)
         for role in roles:
             errors += role.validate()
+        if self.mode == "thread" and any(w.max_memory is not None for w in self.workers):
+            errors.append(
+                "WorkerConfig.max_memory needs mode 'fork': in thread mode every "
+                "worker shares the supervisor's process, so recycling one "
+                "frees no memory"
+            )
         return errors
 
     def only(self, role: str) -> SupervisorConfig:
@@ -100,34 +123,36 @@ class SupervisorConfig:
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> SupervisorConfig:
-        """Build from ``ROBUST_QUEUE``; bad values surface in ``validate()``."""
-        values = conf.robust_queue_settings()
+        """Build from ``ROBUST_QUEUE``; bad values surface in ``validate()``.
+
+        Raises ``ConfigurationError`` for a value that does not convert and
+        ``TypeError`` for a role entry that is not a list of dicts.
+        """
         config = cls(
-            workers=_roles(WorkerConfig, values.get("workers"), (WorkerConfig(),)),
-            dispatchers=_roles(
-                DispatcherConfig, values.get("dispatchers"), (DispatcherConfig(),)
-            ),
-            scheduler=_scheduler(values.get("scheduler", {})),
-            mode=str(values.get("mode", "fork")),
-            heartbeat_interval=float(values.get("process_heartbeat_interval", 60)),
-            alive_threshold=float(values.get("process_alive_threshold", 300)),
-            shutdown_timeout=float(values.get("shutdown_timeout", 5)),
-            maintenance_interval=float(values.get("maintenance_interval", 60)),
-            pidfile=values.get("supervisor_pidfile"),
+            workers=_roles(WorkerConfig, conf.get(conf.WORKERS)),
+            dispatchers=_roles(DispatcherConfig, conf.get(conf.DISPATCHERS)),
+            scheduler=_scheduler(conf.get(conf.SCHEDULER)),
+            mode=conf.get(conf.MODE),
+            heartbeat_interval=conf.get(conf.PROCESS_HEARTBEAT_INTERVAL),
+            alive_threshold=conf.get(conf.PROCESS_ALIVE_THRESHOLD),
+            shutdown_timeout=conf.get(conf.SHUTDOWN_TIMEOUT),
+            maintenance_interval=conf.get(conf.MAINTENANCE_INTERVAL),
+            pidfile=conf.get(conf.SUPERVISOR_PIDFILE),
             database=conf.queue_database(),
         )
         return replace(config, **overrides)
 
 
-def _roles(kind: type, raw: Any, default: tuple[Any, ...]) -> tuple[Any, ...]:
+def _roles(kind: type, raw: Any) -> tuple[Any, ...]:
     if raw is None:
-        return default
+        # As if unset: one role with the defaults.
+        return (kind(),)
     if not isinstance(raw, (list, tuple)):
         raise TypeError(f"ROBUST_QUEUE {kind.__name__} list expected, not {raw!r}")
     return tuple(_one(kind, item) for item in raw)
 
 
-def _one(kind: type, item: Mapping[str, Any]) -> Any:
+def _one(kind: type[C], item: Mapping[str, Any]) -> C:
     item = dict(item)
     if "queues" in item:
         queues = item["queues"]
@@ -142,6 +167,40 @@ def _scheduler(raw: Any) -> SchedulerConfig | None:
     if raw is False or raw is None:
         return None
     return _one(SchedulerConfig, raw if isinstance(raw, Mapping) else {})
+
+
+def _selector_error(selector: str) -> str:
+    """Why a worker's queue selector is invalid; empty if it is valid.
+
+    ``*``, a queue name, or a queue name's prefix followed by ``*``.
+    """
+    if selector == "*":
+        return ""
+    if "*" in selector[:-1]:
+        return f"worker queue selector {selector!r}: '*' may only end a name"
+    name = selector.removesuffix("*")
+    if is_valid_queue_name(name):
+        return ""
+    return f"worker queue selector {selector!r}: a queue name is {QUEUE_NAME_RULE}"
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _optional_limit(
+    config: Any, name: str, kinds: type | tuple[type, ...], what: str
+) -> list[str]:
+    """``name`` is None (no limit) or a positive ``kinds`` value."""
+    value = getattr(config, name)
+    if value is None:
+        return []
+    if not isinstance(value, kinds) or not _is_number(value) or value <= 0:
+        return [
+            f"{type(config).__name__}.{name} must be {what} > 0 or None "
+            f"(no limit), not {value!r}"
+        ]
+    return []
 
 
 def _positive(config: Any, *names: str) -> list[str]:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
+
+# The longest a task may snooze: a year.
+MAX_SNOOZE = timedelta(days=365)
+
 
 class RobustQueueError(Exception):
     """Base class for Robust Queue's own errors."""
@@ -11,8 +17,20 @@ class EnqueueError(RobustQueueError):
     """A task could not be enqueued; nothing was written."""
 
 
+class DiscardedOnConflictError(RobustQueueError):
+    """A concurrency limit with on_conflict="discard" dropped the job at enqueue."""
+
+
 class PayloadTooLargeError(EnqueueError):
     """The encoded arguments are larger than the configured limit."""
+
+
+class InvalidQueueNameError(RobustQueueError, ValueError):
+    """A queue name outside the allowed alphabet or length."""
+
+
+class InvalidTaskPathError(RobustQueueError, ValueError):
+    """A task path that no job can carry was given to pause or resume."""
 
 
 class UnknownTaskError(RobustQueueError):
@@ -23,12 +41,12 @@ class UndiscardableError(RobustQueueError):
     """The job is running and cannot be discarded."""
 
 
-class NotFailedError(RobustQueueError):
-    """The job has no failed execution to retry."""
-
-
 class ConfigurationError(RobustQueueError):
     """The Robust Queue configuration is invalid."""
+
+
+class TasksFrameworkMissingError(ConfigurationError, ImportError):
+    """Django has no django.tasks and the django-tasks backport is missing."""
 
 
 class ProcessExitError(RobustQueueError):
@@ -45,3 +63,54 @@ class ProcessMissingError(RobustQueueError):
 
 class ReturnValueError(RobustQueueError):
     """The task returned a value that cannot be stored as JSON."""
+
+
+class DeserializationError(RobustQueueError):
+    """A job's stored arguments (or another column) cannot be rebuilt (malformed, or a model row is gone)."""
+
+
+class FinalizeError(RobustQueueError):
+    """The database refused a job's outcome; this failure was recorded instead."""
+
+
+class TaskTimeoutError(RobustQueueError):
+    """The job ran past its time limit and was stopped."""
+
+
+class JobCancelledError(RobustQueueError):
+    """The job was cancelled; it is not retried."""
+
+
+class NotCancellableError(RobustQueueError):
+    """The job has already finished (or failed) and cannot be cancelled."""
+
+
+class NotReschedulableError(RobustQueueError):
+    """The job is not scheduled or failed (it is ready, running or finished)."""
+
+
+class Snooze(RobustQueueError):
+    """Raised by a task to run again after ``delay``, without counting a failure."""
+
+    def __init__(self, delay: float | timedelta = 0) -> None:
+        self.delay = _snooze_delay(delay)
+        super().__init__(self.delay)
+
+    def __str__(self) -> str:
+        return f"snoozed for {self.delay}"
+
+
+def _snooze_delay(delay: object) -> timedelta:
+    """``delay`` (seconds or a timedelta) as a timedelta from 0 to
+    ``MAX_SNOOZE``; a ``TypeError`` or ``ValueError`` naming the problem."""
+    if isinstance(delay, timedelta):
+        seconds = delay.total_seconds()
+    elif isinstance(delay, (int, float)) and not isinstance(delay, bool):
+        seconds = float(delay)
+    else:
+        raise TypeError(f"Snooze() takes seconds or a timedelta, not {delay!r}.")
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_SNOOZE.total_seconds()):
+        raise ValueError(
+            f"Snooze() takes a delay from 0 to {MAX_SNOOZE.days} days, not {delay!r}."
+        )
+    return timedelta(seconds=seconds)

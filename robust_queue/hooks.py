@@ -17,6 +17,7 @@ from typing import Any
 from django.utils.module_loading import import_string
 
 from . import conf
+from .exceptions import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,9 @@ _REGISTERED: dict[tuple[str, str], list[Hook]] = {}
 def _register(event: str, *kinds: str) -> Callable[[Hook], Hook]:
     unknown = [kind for kind in kinds if kind not in KINDS]
     if unknown:
-        raise ValueError(f"Unknown process kind(s) {unknown}; use {', '.join(KINDS)}.")
+        raise ConfigurationError(
+            f"@{event}: unknown process kind(s) {unknown}; use {', '.join(KINDS)}."
+        )
 
     def decorator(hook: Hook) -> Hook:
         for kind in kinds or KINDS:
@@ -63,7 +66,7 @@ def run(kind: str, event: str, process: Any) -> None:
 
 def validate() -> list[str]:
     errors = []
-    for kind, events in (conf.setting("hooks") or {}).items():
+    for kind, events in (conf.get(conf.HOOKS) or {}).items():
         if kind not in KINDS:
             errors.append(f"hooks: unknown process kind {kind!r}")
             continue
@@ -80,5 +83,5 @@ def validate() -> list[str]:
 
 
 def _from_settings(kind: str, event: str) -> list[Hook]:
-    paths = ((conf.setting("hooks") or {}).get(kind) or {}).get(event) or []
+    paths = ((conf.get(conf.HOOKS) or {}).get(kind) or {}).get(event) or []
     return [import_string(path) for path in paths]

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connections
+from django.db import DatabaseError
 from django.utils import timezone
 
-from . import retries
-from .arguments import decode_arguments, normalize_return_value
+from . import attempt_log, conf, enqueue_metadata, rate_gate, retries
+from .arguments import decode_arguments, storable_return_value
 from .compat import (
     Task,
     TaskContext,
@@ -20,68 +20,219 @@ from .compat import (
     task_finished,
     task_started,
 )
-from .exceptions import ReturnValueError, UnknownTaskError
-from .models.failed_execution import error_record
-from .registry import resolve_task
+from .exceptions import DeserializationError, ReturnValueError, Snooze
+from .finalizing import Finalized, record_failure, record_snooze, record_success
+from .models.error_record import error_record
+from .registry import rebuild_task
 from .results import build_result, task_errors
 
 if TYPE_CHECKING:
-    from .models import ClaimedExecution
+    from .models import ClaimedExecution, Job
 
 logger = logging.getLogger(__name__)
 
-FINALIZE_ATTEMPTS = 5
-FINALIZE_BACKOFF = 0.2
+_ARGUMENTS_SHAPE = "{'args': [...], 'kwargs': {...}}"
 
 
-def perform(claimed: ClaimedExecution) -> bool:
-    """Run ``claimed``'s task; True if this call finalized the job."""
+# Runs a job's body: (claim, task, body) -> the body's value.
+Guard = Callable[["ClaimedExecution", "Task[..., Any]", Callable[[], Any]], Any]
+
+
+def perform(
+    claimed: ClaimedExecution,
+    on_outcome: Callable[[], None] | None = None,
+    guard: Guard | None = None,
+    on_recorded: Callable[[], None] | None = None,
+) -> bool:
+    """Run ``claimed``'s task; True if this call finalized the job (False
+    also when a rate-limited job goes back in line, ``rate_gate.py``).
+
+    ``on_outcome`` is called once the outcome is known (the body ran, or
+    cannot run), before it is written: from then on the job must never go
+    back to ready. ``on_recorded`` is called once it is written (or the
+    claim was found gone): nothing is left to keep claimed. ``guard`` runs
+    the body (a worker's watchdog: time limits, cancellation).
+    """
     job = claimed.job
+    on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
+    if job.rate_key and not rate_gate.may_start(claimed):
+        on_recorded()
+        return False
+    attempt = attempt_log.Attempt(job)
+    attempt.started()
     try:
-        task = resolve_task(job.task_path, job.backend_alias)
-    except UnknownTaskError as exc:
+        task = rebuild_task(job)
+        _check_arguments_shape(job)
+        result = _running_result(task, job)
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded
         logger.error("Job %s cannot run: %s", job.result_id, exc)
-        unknown = error_record(exc)
-        return _finalize(claimed, lambda: claimed.fail(unknown))
-    # The stored (JSON) arguments for now; _run() decodes them once, inside
-    # the failure boundary, and puts the real values on the result.
-    result = build_result(
-        task, job, status=TaskResultStatus.RUNNING, args=job.args, kwargs=job.kwargs
+        on_outcome()
+        finalized = record_failure(claimed, error_record(exc))
+        on_recorded()
+        attempt.finished(_outcome(finalized, attempt_log.FAILED))
+        return finalized is not Finalized.SKIPPED
+    finalized, outcome = _perform_task(
+        claimed, task, result, (on_outcome, on_recorded), guard or _unguarded
     )
-    sender = type(task.get_backend())
-    try:
-        value = _run(claimed, task, result)
-    except BaseException as exc:  # noqa: BLE001 - every failure is recorded
-        error = error_record(exc)
-        retry_at = retries.retry_at(task, exc, attempt=len(job.worker_ids))
-        finalized = _finalize(claimed, lambda: claimed.fail(error, retry_at))
-        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
-        task_finished.send(sender=sender, task_result=result)
-        return finalized
-    finalized = _finalize(claimed, lambda: claimed.finish(value))
-    _settle(result, TaskResultStatus.SUCCESSFUL, return_value=value)
-    task_finished.send(sender=sender, task_result=result)
-    return finalized
+    attempt.finished(_outcome(finalized, outcome))
+    return finalized is not Finalized.SKIPPED
 
 
-def _run(claimed: ClaimedExecution, task: Task, result: TaskResult) -> Any:
-    args, kwargs = decode_arguments(claimed.job.arguments, using=claimed._state.db)
-    object.__setattr__(result, "args", args)
-    object.__setattr__(result, "kwargs", kwargs)
-    task_started.send(sender=type(task.get_backend()), task_result=result)
-    if task.takes_context:
-        value = task.call(TaskContext(task_result=result), *args, **kwargs)
-    else:
-        value = task.call(*args, **kwargs)
+def _outcome(finalized: Finalized, outcome: str) -> str:
+    if finalized is Finalized.SKIPPED:
+        return attempt_log.SKIPPED
+    return attempt_log.FAILED if finalized is Finalized.REPLACED else outcome
+
+
+def _running_result(task: Task[..., Any], job: Job) -> TaskResult[Any]:
+    """The RUNNING result the body and the signals see.
+
+    The stored (JSON) arguments for now; _run() decodes them once, inside
+    the failure boundary, and puts the real values on the result. Raises
+    ``DeserializationError`` if the row cannot be read back (a hand-edited
+    column): the job fails instead of staying claimed.
+    """
     try:
-        return normalize_return_value(value)
-    except TypeError as exc:
-        raise ReturnValueError(
-            f"Task {task.module_path} returned a value that is not JSON: {exc}"
+        return build_result(
+            task, job, status=TaskResultStatus.RUNNING, args=job.args, kwargs=job.kwargs
+        )
+    except Exception as exc:
+        raise DeserializationError(
+            f"Job {job.result_id}'s stored row cannot be read back: {exc!r}"
         ) from exc
 
 
-def _settle(result: TaskResult, status: TaskResultStatus, **changes: Any) -> None:
+def _perform_task(
+    claimed: ClaimedExecution,
+    task: Task[..., Any],
+    result: TaskResult[Any],
+    hooks: tuple[Callable[[], None], Callable[[], None]],
+    guard: Guard,
+) -> tuple[Finalized, str]:
+    """Run the body, record its outcome and send ``task_finished``.
+
+    ``hooks``: perform()'s (on_outcome, on_recorded). Returns how it was
+    recorded and the attempt's outcome (attempt_log).
+    """
+    on_outcome, on_recorded = hooks
+    job = claimed.job
+    sender = type(task.get_backend())
+    try:
+        value = _run(claimed, task, result, guard)
+    except Snooze as snooze:
+        on_outcome()
+        finalized = _snoozed(claimed, snooze, result)
+        on_recorded()
+        _finished(finalized, sender, result)
+        return finalized, attempt_log.SNOOZED
+    except BaseException as exc:  # noqa: BLE001 - every failure is recorded
+        on_outcome()
+        retry_in = _retry_in(task, job, exc)
+        finalized = record_failure(claimed, error_record(exc), retry_in)
+        on_recorded()
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+        _finished(finalized, sender, result)
+        return finalized, attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
+    on_outcome()
+    finalized = record_success(claimed, value)
+    on_recorded()
+    if finalized is Finalized.REPLACED:
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+    else:
+        _settle(result, TaskResultStatus.SUCCESSFUL, return_value=value)
+    _finished(finalized, sender, result)
+    return finalized, attempt_log.SUCCESSFUL
+
+
+def _snoozed(claimed: ClaimedExecution, snooze: Snooze, result: TaskResult[Any]) -> Finalized:
+    """Record a run that raised ``Snooze`` (``snoozing.py``)."""
+    finalized = record_snooze(claimed, snooze.delay)
+    if finalized is Finalized.REPLACED:
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+    else:
+        # Waiting again: task_finished still closes what task_started
+        # opened (a trace span), with the job's real status.
+        object.__setattr__(result, "status", TaskResultStatus.READY)
+    return finalized
+
+
+def _finished(finalized: Finalized, sender: type[Any], result: TaskResult[Any]) -> None:
+    """``task_finished`` to every receiver. The outcome is recorded: one
+    that raises is logged as such and does not keep the others from it.
+
+    A skipped outcome is not the job's: its claim was gone (the process
+    was pruned, or a stuck thread's watchdog recorded it long ago).
+    """
+    if finalized is Finalized.SKIPPED:
+        return
+    for receiver, response in task_finished.send_robust(sender=sender, task_result=result):
+        if isinstance(response, Exception):
+            logger.error(
+                "A task_finished receiver (%s) raised for job %s; its outcome is "
+                "recorded: %r", getattr(receiver, "__qualname__", receiver), result.id,
+                response, exc_info=response,
+            )
+
+
+def _run(claimed: ClaimedExecution, task: Task[..., Any], result: TaskResult[Any], guard: Guard) -> Any:
+    args, kwargs = _decode_arguments(claimed)
+    object.__setattr__(result, "args", args)
+    object.__setattr__(result, "kwargs", kwargs)
+    if task.takes_context:
+        args = [TaskContext(task_result=result), *args]
+    with enqueue_metadata.running(result.id, claimed.job.metadata):
+        task_started.send(sender=type(task.get_backend()), task_result=result)
+        value = guard(claimed, task, lambda: task.call(*args, **kwargs))
+    limit = conf.max_return_value_bytes(claimed.job.backend_alias)
+    try:
+        return storable_return_value(value, max_bytes=limit)
+    except ReturnValueError as exc:
+        raise ReturnValueError(
+            f"Task {task.module_path} returned a value that cannot be stored: {exc}"
+        ) from exc
+
+
+def _check_arguments_shape(job: Job) -> None:
+    """Raise ``DeserializationError`` unless the stored arguments column
+    holds ``{'args': [...], 'kwargs': {...}}`` (it may be hand-edited)."""
+    data = job.arguments
+    if not (
+        isinstance(data, Mapping)
+        and isinstance(data.get("args", []), list)
+        and isinstance(data.get("kwargs", {}), Mapping)
+    ):
+        raise DeserializationError(
+            f"Job {job.result_id}'s stored arguments are not {_ARGUMENTS_SHAPE}: "
+            f"{str(data)[:200]!r}"
+        )
+
+
+def _decode_arguments(claimed: ClaimedExecution) -> tuple[list[Any], dict[str, Any]]:
+    """The task's real arguments; ``DeserializationError`` if they cannot
+    be rebuilt (a database error stays what it is)."""
+    job = claimed.job
+    try:
+        return decode_arguments(job.arguments, using=claimed._state.db)
+    except (DeserializationError, DatabaseError):
+        raise
+    except Exception as exc:
+        raise DeserializationError(
+            f"Job {job.result_id}'s arguments cannot be decoded: {exc!r}"
+        ) from exc
+
+
+def _retry_in(task: Task[..., Any], job: Job, exc: BaseException) -> timedelta | None:
+    # The task in hand carries its policy: no second look-up.
+    try:
+        return retries.retry_in(task, exc, attempt=job.retry_attempt)
+    except Exception:
+        # A broken policy (e.g. a backoff callable that raises) must not
+        # keep the failure from being recorded.
+        logger.exception("The retry policy of job %s failed; not retrying", job.result_id)
+        return None
+
+
+def _settle(result: TaskResult[Any], status: TaskResultStatus, **changes: Any) -> None:
     object.__setattr__(result, "status", status)
     object.__setattr__(result, "finished_at", timezone.now())
     if "return_value" in changes:
@@ -90,29 +241,9 @@ def _settle(result: TaskResult, status: TaskResultStatus, **changes: Any) -> Non
         object.__setattr__(result, "errors", task_errors(changes["errors"]))
 
 
-def _finalize(claimed: ClaimedExecution, step: Callable[[], bool]) -> bool:
-    """Run a finalize step, retrying transient database errors.
-
-    A claim must not be stranded while its worker lives, so a broken
-    connection is replaced and the step tried again.
-    """
-    using = claimed._state.db or "default"
-    for attempt in range(1, FINALIZE_ATTEMPTS + 1):
-        try:
-            return step()
-        except (OperationalError, InterfaceError) as exc:
-            if attempt == FINALIZE_ATTEMPTS:
-                raise
-            logger.warning(
-                "Finalizing job %s failed (%s); retrying", claimed.job_id, exc
-            )
-            _reset_connection(using)
-            time.sleep(FINALIZE_BACKOFF * attempt)
-    raise DatabaseError("unreachable")  # pragma: no cover
+def _nothing() -> None:
+    pass
 
 
-def _reset_connection(using: str) -> None:
-    # The next query opens a fresh connection.
-    connection = connections[using]
-    if not connection.in_atomic_block:
-        connection.close()
+def _unguarded(claimed: ClaimedExecution, task: Task[..., Any], body: Callable[[], Any]) -> Any:
+    return body()

@@ -13,21 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import import_module
 from typing import Any
 
 from crontab import CronTab
 from django.utils import timezone
-from django.utils.module_loading import autodiscover_modules
 
-from . import conf
+from . import conf, registry
 from .arguments import encode_arguments
 from .compat import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY, Task
 from .decorators import require_task
 from .exceptions import ConfigurationError, UnknownTaskError
-from .registry import is_allowed_module, resolve_task
+from .registry import resolve_task
 
-SETTING = "recurring_tasks"
+SETTING = conf.RECURRING_TASKS.name
 KEY_MAX_LENGTH = 255
 SETTINGS_FIELDS = {"task", "schedule", "args", "kwargs", "queue_name", "priority", "description"}
 
@@ -105,14 +103,14 @@ def recurring(
     queue_name: str | None = None,
     priority: int | None = None,
     description: str = "",
-) -> Callable[[Task], Task]:
+) -> Callable[[Task[..., Any]], Task[..., Any]]:
     """Enqueue a task on a cron schedule; stack over ``@task``.
 
     Repeat it with different ``key`` values (the default key is the
     task's path) to run one task on several schedules or arguments.
     """
 
-    def decorator(task: Task) -> Task:
+    def decorator(task: Task[..., Any]) -> Task[..., Any]:
         require_task("recurring", task)
         definition = _definition(
             key or task.module_path, schedule, task, args, kwargs or {},
@@ -142,14 +140,12 @@ def declared() -> list[RecurringDefinition]:
 
 def discover() -> None:
     """Import the modules where ``@recurring`` tasks may be declared."""
-    autodiscover_modules("tasks")
-    for module in conf.task_modules():
-        import_module(module)
+    registry.autodiscover()
 
 
 def from_settings() -> tuple[list[RecurringDefinition], list[str]]:
     """Definitions of ``ROBUST_QUEUE["recurring_tasks"]`` and errors."""
-    entries = conf.setting(SETTING, {}) or {}
+    entries = conf.get(conf.RECURRING_TASKS) or {}
     if not isinstance(entries, Mapping):
         return [], [f"ROBUST_QUEUE[{SETTING!r}] must be a dict of key -> task."]
     definitions, errors = [], []
@@ -207,24 +203,18 @@ def _from_entry(key: str, entry: object) -> RecurringDefinition:
 
 
 def _alias_of(task_path: object) -> str:
-    # The task's own backend: import it through the registry's rules with
-    # any Robust Queue alias, then read the alias it was declared with.
+    # The alias the task was declared with; resolve_task() explains what
+    # is wrong with a path that names no declared task.
     aliases = conf.robust_queue_aliases()
     if not aliases:
         raise UnknownTaskError("No TASKS alias uses the Robust Queue backend.")
-    module, _, name = str(task_path).rpartition(".")
-    if not module or not is_allowed_module(module):
-        return aliases[0]  # resolve_task() explains what is wrong
-    try:
-        original = getattr(import_module(module), name, None)
-    except ImportError:
-        return aliases[0]
-    backend = getattr(original, "backend", None)
+    declared = registry.declared(str(task_path))
+    backend = getattr(declared, "backend", None)
     return backend if backend in aliases else aliases[0]
 
 
 def _definition(
-    key: str, schedule: Any, task: Task, args: Any, kwargs: Any, **options: Any
+    key: str, schedule: Any, task: Task[..., Any], args: Any, kwargs: Any, **options: Any
 ) -> RecurringDefinition:
     try:
         arguments = encode_arguments(list(args), dict(kwargs))

@@ -1,4 +1,5 @@
-"""Retention: clearing old finished and failed jobs in small batches.
+"""Retention: clearing old finished and failed jobs and old statistics
+in small batches.
 
 Each batch is its own short transaction, so clearing never holds locks
 that claimers wait on for long. Only finished jobs and failed jobs (whose
@@ -9,15 +10,21 @@ deleted: cleanup never deletes unfinished work.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
-from . import conf
-from .models import FailedExecution, Job
+from . import conf, registry, task_retention
+from .batching import drain
+from .deadlocks import retry_on_lock_conflict
+from .models import FailedExecution, Job, RateLimit, Statistic, UniqueKey
+from .models.clock import DatabaseNow
+from .models.locking import delete_by_pk, lock_by_pk
+from .task_retention import TaskRetention
 
 logger = logging.getLogger(__name__)
 
@@ -32,13 +39,30 @@ class Retention:
     failed_older_than: timedelta | None = None
     task_path: str | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
+    # Tasks whose finished / failed jobs have a retention of their own.
+    finished_excluded: tuple[str, ...] = ()
+    failed_excluded: tuple[str, ...] = ()
 
     @classmethod
-    def from_settings(cls) -> Retention:
-        """``clear_finished_jobs_after`` / ``clear_failed_jobs_after``."""
+    def from_settings(cls, own: Mapping[str, TaskRetention] | None = None) -> Retention:
+        """``clear_finished_jobs_after`` / ``clear_failed_jobs_after``, for
+        every task but those of ``own`` that keep such jobs their own way."""
+        own = own or {}
         return cls(
-            finished_older_than=conf.clear_finished_jobs_after(),
-            failed_older_than=conf.clear_failed_jobs_after(),
+            finished_older_than=conf.get(conf.CLEAR_FINISHED_JOBS_AFTER),
+            failed_older_than=conf.get(conf.CLEAR_FAILED_JOBS_AFTER),
+            finished_excluded=tuple(sorted(p for p, r in own.items() if r.own("finished"))),
+            failed_excluded=tuple(sorted(p for p, r in own.items() if r.own("failed"))),
+        )
+
+    @classmethod
+    def of_task(cls, task_path: str, kept: TaskRetention) -> Retention:
+        """A task's own retention (``task_retention.py``): only what it sets
+        to a duration is cleared here."""
+        return cls(
+            finished_older_than=_duration(kept.finished),
+            failed_older_than=_duration(kept.failed),
+            task_path=task_path,
         )
 
     def clear(self, using: str, *, dry_run: bool = False) -> dict[str, int]:
@@ -60,39 +84,105 @@ class Retention:
 
     def _finished(self, using: str) -> QuerySet[Job]:
         assert self.finished_older_than is not None
-        cutoff = timezone.now() - self.finished_older_than
+        cutoff = DatabaseNow() - self.finished_older_than
         jobs = Job.objects.using(using).filter(finished_at__lt=cutoff)
+        if self.finished_excluded:
+            jobs = jobs.exclude(task_path__in=self.finished_excluded)
         return jobs.filter(task_path=self.task_path) if self.task_path else jobs
 
     def _failed(self, using: str) -> QuerySet[FailedExecution]:
         assert self.failed_older_than is not None
-        cutoff = timezone.now() - self.failed_older_than
+        cutoff = DatabaseNow() - self.failed_older_than
         rows = FailedExecution.objects.using(using).filter(created_at__lt=cutoff)
+        if self.failed_excluded:
+            rows = rows.exclude(job__task_path__in=self.failed_excluded)
         return rows.filter(job__task_path=self.task_path) if self.task_path else rows
 
     def _clear_finished(self, jobs: QuerySet[Job]) -> int:
-        # A finished job never moves again: no lock is needed.
-        cleared = 0
-        while True:
-            pks = list(jobs.order_by("pk").values_list("pk", flat=True)[: self.batch_size])
-            if pks:
-                Job.objects.using(jobs.db).filter(pk__in=pks, finished_at__isnull=False).delete()
-            cleared += len(pks)
-            if len(pks) < self.batch_size:
-                return cleared
+        # A finished job never moves again: no lock is needed, and it has
+        # no execution row (the database's foreign keys make sure).
+        return drain(lambda: self._clear_finished_batch(jobs), self.batch_size)
+
+    def _clear_finished_batch(self, jobs: QuerySet[Job]) -> int:
+        pks = list(jobs.order_by("pk").values_list("pk", flat=True)[: self.batch_size])
+        if pks:
+            retry_on_lock_conflict(
+                lambda: _delete_jobs(jobs.db, pks), using=jobs.db, what="Retention"
+            )
+        return len(pks)
 
     def _clear_failed(self, rows: QuerySet[FailedExecution]) -> int:
-        cleared = 0
-        while True:
-            with transaction.atomic(using=rows.db):
-                locked = rows.order_by("pk").select_for_update(skip_locked=True)
-                job_ids = list(locked.values_list("job_id", flat=True)[: self.batch_size])
-                Job.objects.using(rows.db).filter(pk__in=job_ids).delete()
-            cleared += len(job_ids)
-            if len(job_ids) < self.batch_size:
-                return cleared
+        batch = partial(self._clear_failed_batch, rows)
+        return drain(
+            lambda: retry_on_lock_conflict(batch, using=rows.db, what="Retention"),
+            self.batch_size,
+        )
+
+    def _clear_failed_batch(self, rows: QuerySet[FailedExecution]) -> int:
+        # The failed execution first (a concurrent retry that holds it
+        # wins), then its job: the order every transition locks in.
+        with transaction.atomic(using=rows.db):
+            pairs = lock_by_pk(rows, "job_id", limit=self.batch_size)
+            delete_by_pk(rows, [pk for pk, _ in pairs])
+            delete_by_pk(Job.objects.using(rows.db), sorted(j for _, j in pairs))
+        return len(pairs)
+
+
+def _delete_jobs(using: str, pks: list[int]) -> None:
+    """Delete finished jobs by primary key (locking.py), in one transaction."""
+    with transaction.atomic(using=using):
+        delete_by_pk(Job.objects.using(using), pks)
+
+
+def clear_statistics(
+    using: str, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
+) -> int:
+    """Delete per-minute statistics older than ``older_than``, in batches.
+
+    The running totals (what Prometheus counters read) are never cleared.
+    """
+    cutoff = DatabaseNow() - older_than
+    old = Statistic.objects.using(using).minutes().filter(minute__lt=cutoff)
+
+    def batch() -> int:
+        pks = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
+        if pks:
+            Statistic.objects.using(using).filter(pk__in=pks).delete()
+        return len(pks)
+
+    return drain(batch, batch_size)
+
+
+def task_retentions() -> dict[str, TaskRetention]:
+    """Task path -> its own retention: ``@retain`` of the declared tasks,
+    with ``ROBUST_QUEUE["task_retention"]`` over it, option by option."""
+    own = {}
+    for task in registry.declared_tasks():
+        kept = getattr(task, "retain", None)
+        if isinstance(kept, TaskRetention):
+            own[task.module_path] = kept
+    for path, entry in task_retention.from_settings().items():
+        own[path] = own.get(path, TaskRetention()).merged(entry)
+    return own
 
 
 def clear_expired(using: str | None = None) -> dict[str, int]:
-    """Apply the configured retention (built-in maintenance calls this)."""
-    return Retention.from_settings().clear(using or conf.queue_database())
+    """Apply the configured retention (built-in maintenance calls this):
+    each task with its own by its own cutoffs, the global one for the
+    rest; then clear old statistics, the unique keys of jobs that are gone
+    and idle rate limit windows."""
+    using = using or conf.queue_database()
+    own = task_retentions()
+    counts = Retention.from_settings(own).clear(using)
+    for task_path, kept in own.items():
+        for name, count in Retention.of_task(task_path, kept).clear(using).items():
+            counts[name] += count
+    counts["statistics"] = clear_statistics(using, conf.get(conf.STATISTICS_RETENTION))
+    UniqueKey.objects.using(using).clear_orphaned_in_batches()
+    RateLimit.objects.using(using).clear_idle_in_batches()
+    return counts
+
+
+def _duration(kept: timedelta | str | None) -> timedelta | None:
+    # None (kept always) and GLOBAL (the global pass's) clear nothing here.
+    return kept if isinstance(kept, timedelta) else None

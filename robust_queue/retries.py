@@ -1,9 +1,14 @@
 """Automatic retries: a per-task policy, stacked over ``@task``.
 
-A retry reuses the same job row: the failed attempt's error is appended and
-the job is scheduled at the back-off time. Without a policy (the default)
-a failure is final. Crashes (``ProcessExitError`` and friends) go through
-the same policy as exceptions raised by the task.
+``@retry`` returns a copy of the task that carries a ``RetryPolicy``
+(``RobustQueueTask.retry``), so ``.using()`` copies keep it. A retry reuses
+the same job row: the failed attempt's error is appended and the job is
+scheduled after the back-off delay, counted from the database's clock where
+the failure is recorded. Without a policy (the default) a failure is final.
+Crashes (``ProcessExitError`` and friends) go through the same policy as
+exceptions raised by the task.
+
+A leaf: nothing here imports the models or the task registry.
 """
 
 from __future__ import annotations
@@ -11,28 +16,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
-
-from django.utils import timezone
+from datetime import timedelta
+from typing import Any, Literal
 
 from .compat import Task
-from .decorators import require_task
-from .exceptions import ConfigurationError, UnknownTaskError
-from .registry import resolve_task
-
-if TYPE_CHECKING:
-    from .models import Job
+from .decorators import with_option
+from .exceptions import ConfigurationError, JobCancelledError
 
 DEFAULT_WAIT = timedelta(seconds=3)
 DEFAULT_MAX_WAIT = timedelta(hours=1)
 DEFAULT_JITTER = 0.15
 
 Backoff = Literal["exponential", "fixed"] | Callable[[int], "timedelta | float"]
-
-# Policies by task path; the Task itself is a frozen dataclass.
-_POLICIES: dict[str, RetryPolicy] = {}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryPolicy:
@@ -78,13 +73,14 @@ class RetryPolicy:
                 errors.append(f"'{name}' must be a tuple of exception classes.")
         return errors
 
-    def retry_at(self, error: BaseException, attempt: int) -> datetime | None:
-        """When to run again after ``attempt`` failed; None: never."""
+    def retry_in(self, error: BaseException, attempt: int) -> timedelta | None:
+        """How long to wait before running again after ``attempt`` failed
+        with ``error``; None: never run again."""
         if attempt >= self.attempts or isinstance(error, self.discard_on):
             return None
         if not isinstance(error, self.retry_on):
             return None
-        return timezone.now() + self.delay(attempt)
+        return self.delay(attempt)
 
     def delay(self, attempt: int) -> timedelta:
         """The wait after failed attempt number ``attempt`` (1-based)."""
@@ -93,13 +89,16 @@ class RetryPolicy:
             return value if isinstance(value, timedelta) else timedelta(seconds=value)
         if self.backoff == "fixed":
             return self.wait
-        delay = min(self.wait * 2 ** (attempt - 1), self.max_wait)
+        # Doubling in seconds, capped before it becomes a timedelta: a
+        # high attempt number must not overflow timedelta.
+        seconds = self.wait.total_seconds() * 2.0 ** min(attempt - 1, 1000)
+        delay = timedelta(seconds=min(seconds, self.max_wait.total_seconds()))
         # Jitter spreads retries of jobs that failed together.
         spread = delay * self.jitter * (2 * random.random() - 1)
         return max(delay + spread, timedelta(0))
 
 
-def retry(
+def retry_policy(
     attempts: int = 3,
     *,
     backoff: Backoff = "exponential",
@@ -108,8 +107,8 @@ def retry(
     jitter: float = DEFAULT_JITTER,
     retry_on: tuple[type[BaseException], ...] = (Exception,),
     discard_on: tuple[type[BaseException], ...] = (),
-) -> Callable[[Task], Task]:
-    """Retry a task automatically when it fails (see ``RetryPolicy``)."""
+) -> RetryPolicy:
+    """A validated ``RetryPolicy``; ``ConfigurationError`` if not valid."""
     policy = RetryPolicy(
         attempts=attempts,
         backoff=backoff,
@@ -122,31 +121,50 @@ def retry(
     errors = policy.validate()
     if errors:
         raise ConfigurationError("retry(): " + " ".join(errors))
+    return policy
 
-    def decorator(task: Task) -> Task:
-        _POLICIES[require_task("retry", task).module_path] = policy
-        return task
+
+def retry(
+    attempts: int = 3,
+    *,
+    backoff: Backoff = "exponential",
+    wait: timedelta = DEFAULT_WAIT,
+    max_wait: timedelta = DEFAULT_MAX_WAIT,
+    jitter: float = DEFAULT_JITTER,
+    retry_on: tuple[type[BaseException], ...] = (Exception,),
+    discard_on: tuple[type[BaseException], ...] = (),
+) -> Callable[[Task[..., Any]], Task[..., Any]]:
+    """Retry a task automatically when it fails (see ``RetryPolicy``)."""
+    policy = retry_policy(
+        attempts,
+        backoff=backoff,
+        wait=wait,
+        max_wait=max_wait,
+        jitter=jitter,
+        retry_on=retry_on,
+        discard_on=discard_on,
+    )
+
+    def decorator(task: Task[..., Any]) -> Task[..., Any]:
+        return with_option("retry", task, policy)
 
     return decorator
 
 
-def policy_for(task: Task) -> RetryPolicy | None:
-    return _POLICIES.get(task.module_path)
+def policy_for(task: Task[..., Any] | None) -> RetryPolicy | None:
+    """The retry policy ``task`` carries, if any (None for no task)."""
+    policy = getattr(task, "retry", None)
+    return policy if isinstance(policy, RetryPolicy) else None
 
 
-def retry_at(task: Task, error: BaseException, attempt: int) -> datetime | None:
-    """When ``task`` runs again after ``attempt`` failed with ``error``."""
-    policy = policy_for(task)
-    return None if policy is None else policy.retry_at(error, attempt)
-
-
-def retry_at_for_job(job: Job, error: BaseException) -> datetime | None:
-    """The same for a stored job, e.g. one whose worker crashed."""
-    try:
-        task = resolve_task(job.task_path, job.backend_alias)
-    except UnknownTaskError:
+def retry_in(task: Task[..., Any] | None, error: BaseException, attempt: int) -> timedelta | None:
+    """How long until ``task`` runs again after ``attempt`` failed with
+    ``error``; None: never (no policy, or the policy says no). A cancelled
+    job never runs again, whatever its policy says."""
+    if isinstance(error, JobCancelledError):
         return None
-    return retry_at(task, error, attempt=len(job.worker_ids))
+    policy = policy_for(task)
+    return None if policy is None else policy.retry_in(error, attempt)
 
 
 def _as_tuple(value: object) -> tuple[type[BaseException], ...]:

@@ -13,5 +13,7 @@ done
 # What MariaDB's claim and finish statements cost without Django.
 "$venv/bin/python" -m bench.mariadb_floor --batch 1
 "$venv/bin/python" -m bench.mariadb_floor --batch 3
+# Deadlocks of workers + bulk discard/retry + retention on MariaDB.
+"$venv/bin/python" -m bench.deadlock_storm mariadb --minutes 10
 # Admin pages over 1,000,000 finished + 50,000 failed jobs (PostgreSQL only).
 "$venv/bin/python" -m bench.admin_timings

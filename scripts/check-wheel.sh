@@ -1,26 +1,52 @@
 #!/usr/bin/env bash
-# Build the wheel and install it into a throw-away venv: the package, its
-# migrations and templates must all be inside, and it must import.
+# The published form: `python -m build` makes a wheel and an sdist; both must
+# hold the package, its migrations, templates and py.typed (and the sdist the
+# LICENSE and every file the README links to), leak no tests, pass `twine
+# check --strict` (the metadata is valid and the README renders as the long
+# description), and install into a fresh venv (the wheel with its
+# dependencies, the sdist built from source).
+#   scripts/check-wheel.sh .venv311
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="$(cd "$1" && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-"$venv/bin/python" -m pip wheel -q --no-deps -w "$out/dist" . >/dev/null
+if ! log="$("$venv/bin/python" -m build --outdir "$out/dist" . 2>&1)"; then
+    echo "$log" >&2; exit 1
+fi
 wheel="$(ls "$out"/dist/robust_queue-*.whl)"
-"$venv/bin/python" - "$wheel" <<'PY'
-import sys, zipfile
-names = zipfile.ZipFile(sys.argv[1]).namelist()
-for needed in ("robust_queue/backend.py", "robust_queue/migrations/0001_initial.py", "robust_queue/py.typed"):
-    assert needed in names, f"{needed} missing from the wheel"
-assert not any(n.startswith(("tests/", "testproject/")) for n in names), "tests leaked into the wheel"
+sdist="$(ls "$out"/dist/robust_queue-*.tar.gz)"
+if ! log="$("$venv/bin/python" -m twine check --strict "$wheel" "$sdist" 2>&1)"; then
+    echo "$log" >&2; exit 1
+fi
+echo "twine check ok"
+"$venv/bin/python" - "$wheel" "$sdist" <<'PY'
+import re, sys, tarfile, zipfile
+wheel = zipfile.ZipFile(sys.argv[1]).namelist()
+sdist = ["/".join(n.split("/")[1:]) for n in tarfile.open(sys.argv[2]).getnames()]
+package = ("robust_queue/backend.py", "robust_queue/migrations/0001_initial.py",
+           "robust_queue/py.typed", "robust_queue/templates/admin/robust_queue/")
+for names, kind in ((wheel, "wheel"), (sdist, "sdist")):
+    for needed in package:
+        assert any(n.startswith(needed) for n in names), f"{needed} missing from the {kind}"
+    assert not any(n.startswith(("tests/", "testproject/")) for n in names), f"tests leaked into the {kind}"
+# The README's relative links (docs pages, images, root files) work in the sdist.
+linked = re.findall(r"\]\((?!https?:|mailto:|#)([^)#\s]+)[^)]*\)", open("README.md").read())
+assert len(linked) > 5, linked
+for needed in ("LICENSE", "README.md", "mkdocs.yml", *linked):
+    assert needed in sdist, f"{needed} missing from the sdist"
+assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel), "LICENSE missing from the wheel"
 PY
-"$venv/bin/python" -m pip install -q --no-deps --target "$out/site" "$wheel" >/dev/null
-(cd "$out" && PYTHONPATH="$out/site" "$venv/bin/python" -c "
+"$venv/bin/python" -m venv "$out/venv"
+check='
 import django
 from django.conf import settings
-settings.configure(INSTALLED_APPS=['robust_queue'], DATABASES={'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': ':memory:'}})
+settings.configure(INSTALLED_APPS=["robust_queue"], DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}})
 django.setup()
 import robust_queue, robust_queue.backend
-assert robust_queue.__file__.startswith('$out/site'), robust_queue.__file__
-print('wheel ok:', robust_queue.__version__)")
+assert "/venv/lib/" in robust_queue.__file__, robust_queue.__file__
+print(robust_queue.__version__)'
+"$out/venv/bin/python" -m pip install -q "$wheel" >/dev/null
+echo "wheel ok: $(cd "$out" && venv/bin/python -c "$check")"
+"$out/venv/bin/python" -m pip install -q --force-reinstall --no-deps "$sdist" >/dev/null
+echo "sdist ok: $(cd "$out" && venv/bin/python -c "$check")"

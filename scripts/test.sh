@@ -1,27 +1,113 @@
 #!/usr/bin/env bash
-# The whole test suite: both Django lines x SQLite, PostgreSQL, MariaDB.
-# Fails (never skips) when PostgreSQL or MariaDB is unreachable.
-#   scripts/test.sh                  # everything
+# The documentation site first (scripts/docs.sh, strict: a broken page
+# fails the run), then the whole test suite, in cells of (Python/Django
+# line, database):
+#   311  Python 3.11, Django 5.2 + backport  x sqlite postgresql mariadb
+#   312  Python 3.12, Django 6.1             x sqlite postgresql mariadb
+#   360  Python 3.12, Django 6.0             x postgresql
+#   313  Python 3.13, Django 6.1             x postgresql
+# plus mypy and ruff (on 311) and the package build (scripts/check-wheel.sh). Cells run
+# JOBS at a time (default 2), each with its own databases and its own log in
+# artifacts/test-logs/; the logs are printed at the end, then one line per
+# cell. Fails (never skips) when PostgreSQL or MariaDB is unreachable, when
+# the browser tier cannot run, or when any cell fails.
+#   scripts/test.sh                                 # everything
 #   LINES=311 DBS=sqlite scripts/test.sh -k claim   # a slice, pytest args after
+#   DB_PREFIX=mine scripts/test.sh   # test databases named ..._mine_311: two
+#                                    # checkouts on the same servers never collide
+#   JOBS=1 scripts/test.sh           # one cell at a time
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "=== documentation ==="
+scripts/docs.sh
 scripts/system-deps.sh
 scripts/services.sh
-lines="${LINES:-311 312}"
-dbs="${DBS:-sqlite postgresql mariadb}"
-failed=()
+
+lines="${LINES:-311 312 360 313}"
+jobs="${JOBS:-2}"
+logs=artifacts/test-logs
+pytest_args=("$@")
+
+dbs_of() {
+    if [ -n "${DBS:-}" ]; then echo "$DBS"; return; fi
+    case "$1" in 311|312) echo "postgresql mariadb sqlite" ;; *) echo postgresql ;; esac
+}
+
+declare -A venvs
 for line in $lines; do
-    venv="$(scripts/venv.sh "$line")"
-    scripts/check-wheel.sh "$venv" || failed+=("$line:wheel")
-    if [ "$line" = 311 ]; then
-        echo "=== mypy (Django 5.2 stubs) ==="
-        PYTHONPATH=. "$venv/bin/mypy" || failed+=("$line:mypy")
-    fi
-    for db in $dbs; do
-        echo "=== Python line $line, database $db ==="
-        export ROBUST_QUEUE_TEST_DB="$db" ROBUST_QUEUE_DB_SUFFIX="_$line"
-        "$venv/bin/python" -m pytest -q "$@" || failed+=("$line/$db")
+    echo "=== virtualenv $line ==="
+    venvs[$line]="$(scripts/venv.sh "$line")"
+done
+
+# The slowest cells first, so that the last ones to start are short.
+cells=()
+for db in postgresql mariadb sqlite; do
+    for line in $lines; do
+        if [[ " $(dbs_of "$line") " == *" $db "* ]]; then cells+=("$line/$db"); fi
     done
+done
+if [[ " $lines " == *" 311 "* ]]; then cells+=("311/mypy" "311/ruff"); fi
+read -r first_line _ <<<"$lines"
+cells+=("$first_line/package")
+
+cell() {
+    local line="${1%%/*}" what="${1#*/}"
+    local venv="${venvs[$line]}"
+    case "$what" in
+        mypy) PYTHONPATH=. "$venv/bin/mypy" ;;
+        ruff) "$venv/bin/ruff" check . ;;
+        package) scripts/check-wheel.sh "$venv" ;;
+        *)
+            ROBUST_QUEUE_TEST_DB="$what" \
+            ROBUST_QUEUE_DB_SUFFIX="_${DB_PREFIX:+${DB_PREFIX}_}$line" \
+            ROBUST_QUEUE_REQUIRE_BROWSER=1 \
+                "$venv/bin/python" -m pytest -q "${pytest_args[@]}"
+            ;;
+    esac
+}
+
+log_of() { echo "$logs/${1//\//-}.log"; }
+
+start() {
+    local log
+    log="$(log_of "$1")"
+    echo "--- started  $1"
+    (
+        set +e
+        SECONDS=0
+        cell "$1" >"$log" 2>&1
+        rc=$?
+        echo "$rc" >"$log.rc"
+        echo "--- finished $1 in ${SECONDS}s (exit $rc): $(tail -n 1 "$log")"
+    ) &
+}
+
+rm -rf "$logs"
+mkdir -p "$logs"
+running=0
+for name in "${cells[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    start "$name"
+    running=$((running + 1))
+done
+wait || true
+
+failed=()
+for name in "${cells[@]}"; do
+    echo
+    echo "=================================== $name ==================================="
+    cat "$(log_of "$name")"
+done
+echo
+echo "=================================== summary ==================================="
+for name in "${cells[@]}"; do
+    log="$(log_of "$name")"
+    rc="$(cat "$log.rc" 2>/dev/null || echo missing)"
+    [ "$rc" = 0 ] && verdict=ok || { verdict=FAILED; failed+=("$name"); }
+    printf '%-18s %-7s %s\n' "$name" "$verdict" "$(tail -n 1 "$log")"
 done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED: ${failed[*]}"

@@ -7,7 +7,7 @@ import time
 from datetime import timedelta
 
 from robust_queue import limits_concurrency, recurring, retry
-from robust_queue.compat import TaskContext, task
+from robust_queue.compat import TASK_TAKES_OPTIONS, TaskContext, task
 
 from .models import LedgerEntry
 
@@ -38,10 +38,12 @@ def discarding(label: str) -> str:
     return _span(label, 0)
 
 
-@task(limits_concurrency={"key": lambda account, label, sleep=0.0: account, "to": 2})
-def limited_by_keyword(account: str, label: str, sleep: float = 0.0) -> str:
-    """The same limit as ``limited``, declared as a @task keyword."""
-    return _span(label, sleep)
+if TASK_TAKES_OPTIONS:  # not on Django 6.0
+
+    @task(limits_concurrency={"key": lambda account, label, sleep=0.0: account, "to": 2})
+    def limited_by_keyword(account: str, label: str, sleep: float = 0.0) -> str:
+        """The same limit as ``limited``, declared as a @task keyword."""
+        return _span(label, sleep)
 
 
 @limits_concurrency(key=lambda label: "shared", group="grouped")

@@ -97,7 +97,9 @@ def _database(name: str) -> dict:
         "NAME": path,
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",
-            "timeout": 30,
+            # Seconds to wait for the write lock; a process test that holds
+            # it on purpose shortens this for the supervisor it starts.
+            "timeout": float(os.environ.get("ROBUST_QUEUE_SQLITE_TIMEOUT", "30")),
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
         "TEST": {"NAME": str(DATA_DIR / f"test_{name}{SUFFIX}.sqlite3")},
@@ -136,10 +138,17 @@ if os.environ.get("ROBUST_QUEUE_CONFIG_JSON"):
 
     ROBUST_QUEUE.update(json.loads(os.environ["ROBUST_QUEUE_CONFIG_JSON"]))
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"robust_queue": {"handlers": ["console"], "level": os.environ.get("ROBUST_QUEUE_LOG_LEVEL", "INFO")}},
-}
+# ROBUST_QUEUE_NO_LOGGING=1: a project without LOGGING (tests of the defaults).
+if not os.environ.get("ROBUST_QUEUE_NO_LOGGING"):
+    LOGGING = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+        "loggers": {
+            "robust_queue": {
+                "handlers": ["console"],
+                "level": os.environ.get("ROBUST_QUEUE_LOG_LEVEL", "INFO"),
+            }
+        },
+    }

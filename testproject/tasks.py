@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from django.db import transaction
+
 from robust_queue.compat import TaskContext, task
 
 from .models import LedgerEntry
@@ -65,4 +67,141 @@ def sleep_for(seconds: float) -> float:
     return seconds
 
 
+@task()
+def timed_sleep(seconds: float) -> list[float]:
+    """Sleep; return when the body started and ended (wall clock)."""
+    started = time.time()
+    time.sleep(seconds)
+    return [started, time.time()]
+
+
 not_a_task = add.func
+
+
+# Time limits and cancellation (robust_queue.time_limits, .cancellation).
+from datetime import timedelta  # noqa: E402
+
+from robust_queue import cancel_requested, retry, time_limit  # noqa: E402
+from robust_queue.compat import TASK_TAKES_OPTIONS  # noqa: E402
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@time_limit(0.5)
+@task()
+def spin_limited(key: str, seconds: float = 30.0) -> str:
+    """Loops in Python past its limit; writes a row only if never stopped."""
+    LedgerEntry.objects.create(key=f"{key}:start")
+    _spin(seconds)
+    LedgerEntry.objects.create(key=f"{key}:end")
+    return key
+
+
+if TASK_TAKES_OPTIONS:  # not on Django 6.0
+
+    @task(time_limit=timedelta(seconds=0.5))
+    def spin_limited_by_keyword(seconds: float = 30.0) -> None:
+        _spin(seconds)
+
+
+@retry(2, backoff="fixed", wait=timedelta(0))
+@time_limit(0.5)
+@task()
+def spin_limited_retried(key: str, seconds: float = 30.0) -> None:
+    LedgerEntry.objects.create(key=key)
+    _spin(seconds)
+
+
+@time_limit(1)
+@task()
+def sleep_limited(key: str, seconds: float = 60.0) -> str:
+    """Blocked in C (time.sleep) past its limit: only the hard path ends it."""
+    LedgerEntry.objects.create(key=f"{key}:start")
+    time.sleep(seconds)
+    LedgerEntry.objects.create(key=f"{key}:end")
+    return key
+
+
+@task()
+def spin_swallowing(seconds: float = 30.0) -> str:
+    """Catches everything, even the interrupt: only the hard path ends it."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            _spin(0.01)
+        except BaseException:  # noqa: BLE001, S110 - this task misbehaves on purpose
+            pass
+    return "done"
+
+
+@task(takes_context=True)
+def cooperative(context: TaskContext, key: str, seconds: float = 60.0) -> str:
+    """Stops as soon as it is asked to cancel."""
+    LedgerEntry.objects.create(key=f"{key}:start")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cancel_requested(context):
+            LedgerEntry.objects.create(key=f"{key}:stopped")
+            return "stopped"
+        time.sleep(0.05)
+    return "ran out"
+
+
+@task()
+def uncooperative(key: str, seconds: float = 60.0) -> str:
+    """Never looks at cancel requests; loops in Python."""
+    LedgerEntry.objects.create(key=f"{key}:start")
+    _spin(seconds)
+    LedgerEntry.objects.create(key=f"{key}:end")
+    return key
+
+
+@time_limit(0.3)
+@task()
+def query_loop_limited(key: str) -> None:
+    """Past its limit while always inside a query or a transaction: the
+    interrupt lands anywhere in the database code."""
+    while True:
+        with transaction.atomic():
+            LedgerEntry.objects.create(key=key)
+            LedgerEntry.objects.filter(key=key).count()
+
+
+@time_limit(0.2)
+@task()
+def cleanup_fails_after_limit() -> None:
+    """Its cleanup raises while the interrupt unwinds it, as a driver's
+    does when the interrupt cut a COMMIT short."""
+    try:
+        _spin(30)
+    finally:
+        raise RuntimeError("cleanup broke while stopping")
+
+
+@time_limit(0.2)
+@task()
+def spin_around_limit(seconds: float) -> float:
+    """Ends just before or just after its limit: races the interrupt."""
+    _spin(seconds)
+    return seconds
+
+
+@retry(3, backoff="fixed", wait=timedelta(0))
+@task()
+def retried_sleeper(key: str, seconds: float = 60.0) -> str:
+    """Retried on any failure; runs long without a time limit."""
+    LedgerEntry.objects.create(key=key)
+    time.sleep(seconds)
+    return key
+
+
+@task(takes_context=True)
+def with_metadata(context: TaskContext) -> dict:
+    """Returns the job's metadata (robust_queue.metadata)."""
+    import robust_queue  # noqa: PLC0415 - keeps the module's imports lazy
+
+    return robust_queue.metadata(context)

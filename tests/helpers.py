@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from robust_queue.models import ClaimedExecution, Process, ProcessKind, ReadyExecution
+from robust_queue.performing import perform
 
 WORKER_ID = "test-worker"
 
@@ -40,7 +41,7 @@ def work_off(using: str = "default", limit: int = 100) -> int:
         if not claimed:
             return done
         for row in claimed:
-            row.perform()
+            perform(row)
             done += 1
 
 
@@ -60,7 +61,9 @@ def wait_until(
 def run_in_threads(targets: list[Callable[[], object]], timeout: float = 120) -> list[object]:
     """Run each target in its own thread (own DB connection); return results.
 
-    The first exception a thread raised is re-raised here.
+    The first exception a thread raised is re-raised here. A thread still
+    running ``timeout`` seconds after the start fails the test (its daemon
+    thread is left behind rather than hanging the run).
     """
     import threading
 
@@ -77,11 +80,17 @@ def run_in_threads(targets: list[Callable[[], object]], timeout: float = 120) ->
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(targets))]
+    threads = [
+        threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(targets))
+    ]
+    deadline = time.monotonic() + timeout
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout)
+        thread.join(max(0.0, deadline - time.monotonic()))
+    alive = [index for index, thread in enumerate(threads) if thread.is_alive()]
+    if alive:
+        raise AssertionError(f"threads {alive} still running after {timeout}s")
     if errors:
         raise errors[0]
     return results

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils import timezone
+
+from .display import number
 from .stats import Bucket
 
 WIDTH = 720
 HEIGHT = 160
-LEFT = 40  # room for the y-axis labels
+LEFT = 64  # room for the y-axis labels ("1,000,000" at 13 px)
 BOTTOM = 20  # room for the x-axis labels
 LABELS = 6
 
@@ -32,15 +35,19 @@ class Chart:
     bars: list[Bar]
     x_labels: list[tuple[float, str]]
     y_max: int
+    y_max_shown: str = ""
+    zone: str = ""
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
     plot_bottom: int = HEIGHT - BOTTOM
-    total_finished: int = 0
-    total_failed: int = 0
+    total_finished: str = "0"
+    total_failed: str = "0"
 
 
 def bar_chart(title: str, buckets: list[Bucket], label_format: str) -> Chart:
+    """Bars labelled in the admin's current time zone, numbers grouped."""
+    zone = timezone.get_current_timezone_name()
     plot_height = HEIGHT - BOTTOM - 10
     slot = (WIDTH - LEFT) / max(len(buckets), 1)
     y_max = _nice_max(max((b.finished + b.failed for b in buckets), default=0))
@@ -49,6 +56,7 @@ def bar_chart(title: str, buckets: list[Bucket], label_format: str) -> Chart:
     every = max(len(buckets) // LABELS, 1)
     for index, bucket in enumerate(buckets):
         x = LEFT + index * slot
+        at = f"{timezone.localtime(bucket.start):{label_format}}"
         finished_h = bucket.finished * scale
         failed_h = bucket.failed * scale
         base = HEIGHT - BOTTOM
@@ -60,18 +68,23 @@ def bar_chart(title: str, buckets: list[Bucket], label_format: str) -> Chart:
                 finished_height=round(finished_h, 2),
                 failed_y=round(base - finished_h - failed_h, 2),
                 failed_height=round(failed_h, 2),
-                title=f"{bucket.start:{label_format}} UTC: {bucket.finished} finished, {bucket.failed} failed",
+                title=(
+                    f"{at} ({zone}): {number(bucket.finished)} finished, "
+                    f"{number(bucket.failed)} failed"
+                ),
             )
         )
         if index % every == 0:
-            labels.append((round(x + slot / 2, 2), f"{bucket.start:{label_format}}"))
+            labels.append((round(x + slot / 2, 2), at))
     return Chart(
         title=title,
         bars=bars,
         x_labels=labels,
         y_max=y_max,
-        total_finished=sum(b.finished for b in buckets),
-        total_failed=sum(b.failed for b in buckets),
+        y_max_shown=number(y_max),
+        zone=zone,
+        total_finished=number(sum(b.finished for b in buckets)),
+        total_failed=number(sum(b.failed for b in buckets)),
     )
 
 

@@ -1,28 +1,42 @@
-"""The overview and concurrency pages, and pausing queues."""
+"""The overview page, and pausing queues."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Min
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ..models import BlockedExecution, Queue, Semaphore
-from . import permissions, stats
+from ..models import Pause, Queue
+from ..validation import QUEUE_NAME_RULE, is_valid_queue_name
+from . import (
+    audit,
+    display,
+    pages,
+    permissions,
+    queues,
+    stats,
+    task_pauses,
+    task_stats,
+)
 from .chart import bar_chart
 
 if TYPE_CHECKING:
     from .jobs import JobAdmin
 
-# The concurrency page lists at most this many keys of each kind.
-KEYS_SHOWN = 200
+QUEUE_NAME_MAX_LENGTH = Pause._meta.get_field("queue_name").max_length or 0
 
 logger = logging.getLogger(__name__)
 
@@ -31,70 +45,69 @@ def overview_view(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse
     def view(request: HttpRequest) -> HttpResponse:
         _require_view(model_admin, request)
         using = model_admin.using
+        counts = stats.state_counts(using)
         context = {
-            **_base_context(model_admin, request, "Queue overview"),
-            "queues": stats.queues(using),
-            "counts": stats.state_counts(using),
+            **pages.context(model_admin, request, "Queue overview"),
+            "queues": queues.queue_rows(using),
+            "counts": counts,
             "charts": [
                 bar_chart("Last hour, per minute", stats.throughput(using, "minute", 60), "%H:%M"),
-                bar_chart("Last day, per hour", stats.throughput(using, "hour", 24), "%H:00"),
+                # Hours start at :30 in a zone half an hour off UTC.
+                bar_chart("Last day, per hour", stats.throughput(using, "hour", 24), "%H:%M"),
             ],
+            "top_tasks": _top_tasks(using),
             "failure_groups": stats.failure_groups(using),
+            "failures_sampled": (
+                display.number(stats.RECENT_FAILURES)
+                if int(counts["failed"]) > stats.RECENT_FAILURES else ""
+            ),
+            "paused_tasks": task_pauses.paused(using),
         }
         return TemplateResponse(request, "admin/robust_queue/overview.html", context)
 
     return view
 
 
-def concurrency_view(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
-    def view(request: HttpRequest) -> HttpResponse:
-        _require_view(model_admin, request)
-        using = model_admin.using
-        blocked = (
-            BlockedExecution.objects.using(using)
-            .values("concurrency_key")
-            .annotate(count=Count("pk"), oldest=Min("created_at"), expires=Min("expires_at"))
-            .order_by("oldest")[:KEYS_SHOWN]
-        )
-        context = {
-            **_base_context(model_admin, request, "Concurrency"),
-            "semaphores": Semaphore.objects.using(using).order_by("key")[:KEYS_SHOWN],
-            "blocked_keys": list(blocked),
-            "keys_shown": KEYS_SHOWN,
-        }
-        return TemplateResponse(request, "admin/robust_queue/concurrency.html", context)
-
-    return view
+def _top_tasks(using: str) -> list[tuple[str, str, task_stats.TaskFigures]]:
+    """(path, short name, figures) of the busiest tasks of the last hour."""
+    return [
+        (path, path.rpartition(".")[2], figures) for path, figures in task_stats.top_tasks(using)
+    ]
 
 
 def queue_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
+    """Pause or resume the queue named in the form (any name: it is not
+    part of the URL); a name no queue can have is refused."""
+
     @require_POST
-    def view(request: HttpRequest, name: str, verb: str) -> HttpResponse:
+    def view(request: HttpRequest, verb: str) -> HttpResponse:
         if verb not in ("pause", "resume"):
             raise Http404
-        permissions.require(request, permissions.PAUSE)
-        queue = Queue(name, model_admin.using)
-        if verb == "pause":
-            queue.pause()
+        permissions.require(model_admin, request, permissions.PAUSE)
+        name = request.POST.get("queue")
+        if name is None:
+            return HttpResponseBadRequest("No queue named.")
+        if len(name) > QUEUE_NAME_MAX_LENGTH:
+            messages.error(request, f"{name[:80]!r}... cannot be a queue name: it is too long.")
+        elif verb == "pause" and not is_valid_queue_name(name):
+            messages.error(request, f"{name!r} cannot be a queue name: {QUEUE_NAME_RULE}.")
         else:
-            queue.resume()
-        logger.info("Queue %s %sd by %s", name, verb, request.user)
-        messages.success(request, f"Queue {name!r} {verb}d.")
+            _pause_or_resume(Queue(name, model_admin.using), verb)
+            audit.record(request.user.pk, f"{verb.capitalize()}d queue {name!r}.")
+            messages.success(request, f"Queue {name!r} {verb}d.")
         url = reverse("admin:robust_queue_overview", current_app=model_admin.admin_site.name)
         return HttpResponseRedirect(url)
 
     return view
 
 
+def _pause_or_resume(queue: Queue, verb: str) -> None:
+    if verb == "pause":
+        queue.pause()
+    else:
+        queue.resume()
+
+
 def _require_view(model_admin: JobAdmin, request: HttpRequest) -> None:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-
-
-def _base_context(model_admin: JobAdmin, request: HttpRequest, title: str) -> dict[str, Any]:
-    return {
-        **model_admin.admin_site.each_context(request),
-        "opts": model_admin.opts,
-        "title": title,
-        "perms_granted": permissions.granted(request),
-    }

@@ -7,13 +7,14 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.db.models import QuerySet
+from django.db.models import ExpressionWrapper, QuerySet, TextField
+from django.db.models.fields.json import KeyTextTransform
 from django.http import HttpRequest
 from django.utils import timezone
 
-from ..models import Job, JobState, Queue
-from ..models.job import EXECUTION_ACCESSORS
-from . import stats
+from ..models import Job, JobState
+from ..models.job_state import EXECUTION_ACCESSORS
+from . import display, queue_names, stats
 
 # Filter choices come from the newest jobs (plus live queues), not DISTINCT
 # over the whole table.
@@ -72,7 +73,7 @@ class QueueFilter(_RecentValuesFilter):
     field = "queue_name"
 
     def extra_values(self, using: str) -> set[str]:
-        return {queue.name for queue in Queue.all(using)}
+        return {display.text(name) for name in queue_names.known(using)}
 
 
 class TaskFilter(_RecentValuesFilter):
@@ -124,7 +125,12 @@ class ExceptionFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
         if not self.value():
             return queryset
-        return queryset.filter(failed_execution__error__exception_class_path=self.value())
+        # As text: PostgreSQL has an index on this expression (0011).
+        exception = ExpressionWrapper(
+            KeyTextTransform("exception_class_path", "failed_execution__error"),
+            output_field=TextField(),
+        )
+        return queryset.alias(rq_exception=exception).filter(rq_exception=self.value())
 
 
 class _HiddenFilter(admin.SimpleListFilter):
@@ -151,8 +157,8 @@ class ProcessFilter(_HiddenFilter):
     parameter_name = "process"
     field = "claimed_execution__process_id"
 
-
-class ConcurrencyKeyFilter(_HiddenFilter):
-    title = "concurrency key"
-    parameter_name = "concurrency_key"
-    field = "concurrency_key"
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        # The database, not Python, would choke on an id past bigint.
+        if self.value() and not display.is_id(self.value()):
+            raise IncorrectLookupParameters(f"Not a process id: {self.value()!r}")
+        return super().queryset(request, queryset)

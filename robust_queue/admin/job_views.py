@@ -1,31 +1,49 @@
-"""The job page and its one-job actions (retry, discard, run now)."""
+"""The job page and its one-job actions (retry, discard, run now, cancel)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods
 
 from ..exceptions import UndiscardableError
-from ..models import Job, JobState
-from . import masking, operations, permissions
+from ..models import Job, JobState, TaskPause
+from . import (
+    audit,
+    display,
+    job_cancel,
+    masking,
+    operations,
+    pages,
+    permissions,
+    unique_keys,
+)
+from .attempts import Attempt, attempts_of, labelled_errors
+from .bulk_task import bulk_operation
 
 if TYPE_CHECKING:
     from .jobs import JobAdmin
 
+OPERATION_TASK_PATH = bulk_operation.module_path
 VERBS = {
     "retry": permissions.RETRY,
     "discard": permissions.DISCARD,
     "run": permissions.RUN_NOW,
+    "cancel": permissions.CANCEL,
 }
 
 
@@ -33,43 +51,71 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     job = _get_job(model_admin, object_id)
-    shown = masking.displayed(job)
-    state = job.state
+    shown = masking.shown(job)
+    state = display.state_of(job)
+    worker_ids = display.worker_ids(job)
+    attempts = attempts_of(job, shown.errors, state)
     context = {
-        **model_admin.admin_site.each_context(request),
-        "opts": model_admin.opts,
-        "title": f"Job #{job.pk}: {job.task_path}",
+        **pages.context(
+            model_admin,
+            request,
+            f"Job #{job.pk}: {display.text(job.task_path)}",
+            _crumbs(model_admin, job, state),
+        ),
         "job": job,
         "state": state,
-        "arguments": _pretty({"args": shown["args"], "kwargs": shown["kwargs"]}),
-        "return_value": _pretty(shown["return_value"]),
-        "attempt_errors": _attempt_errors(job),
-        "timeline": timeline(job),
-        "perms_granted": permissions.granted(request),
+        "state_label": state.label if state else display.NO_STATE,
+        "shown": shown,
+        "worker_ids": worker_ids,
+        "attempt_errors": labelled_errors(shown.errors, worker_ids),
+        "attempts": attempts,
+        "timeline": timeline(job, attempts),
+        "unrecorded_attempts": any(
+            a.outcome != "running" and (a.started is None or a.ended is None) for a in attempts
+        ),
         "can_retry": state == JobState.FAILED,
         "can_run_now": state in (JobState.SCHEDULED, JobState.BLOCKED),
         "can_discard": state != JobState.CLAIMED,
+        "can_cancel": state in job_cancel.CANCELLABLE,
+        "cancel_requested": _cancel_requested(job),
+        "operation": _operation_progress(job),
+        "audit_entries": audit.of_job(job),
+        "unique_key": unique_keys.of_job(job),
+        "task_paused": TaskPause.objects.using(job._state.db).is_paused(job.task_path),
     }
     return TemplateResponse(request, "admin/robust_queue/job/detail.html", context)
 
 
 def action_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
-    @require_POST
+    @require_http_methods(["GET", "POST"])
     def view(request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
         if verb not in VERBS:
             raise Http404
-        permissions.require(request, VERBS[verb])
+        permissions.require(model_admin, request, VERBS[verb])
         job = _get_job(model_admin, object_id)
         if verb == "discard":
             return _discard(model_admin, request, job)
+        if verb == "cancel":
+            crumbs = [
+                *_crumbs(model_admin, job, display.state_of(job))[:-1],
+                (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+            ]
+            return job_cancel.cancel_view(model_admin, request, job, crumbs)
+        if request.method != "POST" and verb == "run" and hasattr(job, "blocked_execution"):
+            return _confirm_run_blocked(model_admin, request, job)
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
         jobs = Job.objects.using(job._state.db).filter(pk=job.pk)
         outcome = operations.retry(jobs) if verb == "retry" else operations.run_now(jobs)
         if outcome.changed:
+            done = "Retried" if verb == "retry" else "Ran now"
+            audit.record(request.user.pk, f"{done} job #{job.pk} ({job.task_path}).", job)
             messages.success(request, f"Job #{job.pk} is ready to run.")
         else:
+            state = display.state_of(job)
+            label = state.label.lower() if state else "in no state"
             messages.warning(
-                request,
-                f"Job #{job.pk} was not changed: it is {job.state.label.lower()} or a worker holds it.",
+                request, f"Job #{job.pk} was not changed: it is {label} or a worker holds it."
             )
         return HttpResponseRedirect(_url(model_admin, "change", job.pk))
 
@@ -77,68 +123,99 @@ def action_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
 
 
 def _discard(model_admin: JobAdmin, request: HttpRequest, job: Job) -> HttpResponse:
+    """GET asks (a page, no script: a strict CSP cannot skip it); POST acts."""
+    if request.method != "POST":
+        crumbs = [
+            *_crumbs(model_admin, job, display.state_of(job))[:-1],
+            (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+            ("", "Discard"),
+        ]
+        title = f"Discard job #{job.pk}?"
+        context = {**pages.context(model_admin, request, title, crumbs), "job": job}
+        return TemplateResponse(request, "admin/robust_queue/job/discard.html", context)
     try:
         discarded = job.discard()
     except UndiscardableError as exc:
         messages.error(request, str(exc))
         return HttpResponseRedirect(_url(model_admin, "change", job.pk))
     if discarded:
+        audit.record(
+            request.user.pk, f"Discarded job #{job.pk} ({job.task_path}).", job, deleted=True
+        )
         messages.success(request, f"Job #{job.pk} was discarded.")
     else:
         messages.warning(request, f"Job #{job.pk} was not discarded: a worker holds it.")
     return HttpResponseRedirect(_url(model_admin, "changelist"))
 
 
-def timeline(job: Job) -> list[tuple[dt.datetime, str]]:
-    """What happened to ``job`` and when, oldest first."""
+def _confirm_run_blocked(model_admin: JobAdmin, request: HttpRequest, job: Job) -> HttpResponse:
+    """Running a blocked job now breaks its concurrency limit: ask first."""
+    crumbs = [
+        *_crumbs(model_admin, job, JobState.BLOCKED)[:-1],
+        (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+        ("", "Run now"),
+    ]
+    title = f"Run blocked job #{job.pk} now?"
+    context = {
+        **pages.context(model_admin, request, title, crumbs),
+        "job": job,
+        "key": masking.shown_concurrency_key(job),
+    }
+    return TemplateResponse(request, "admin/robust_queue/job/run_blocked.html", context)
+
+
+def timeline(job: Job, attempts: list[Attempt]) -> list[tuple[dt.datetime, str]]:
+    """What happened to ``job`` and when, oldest first: every attempt whose
+    start or end the row records, and the execution it is in now."""
     events: list[tuple[dt.datetime | None, str]] = [
         (job.enqueued_at, f"Enqueued on queue {job.queue_name!r} with priority {job.priority}"),
         (job.run_after, "Due to run (run_after)"),
-        (job.started_at, "First attempt started"),
     ]
-    if len(job.worker_ids) > 1:
-        events.append(
-            (
-                job.last_attempted_at,
-                f"Attempt {len(job.worker_ids)} started by {job.worker_ids[-1]}",
-            )
-        )
+    for attempt in attempts:
+        on = f" on {attempt.worker_id}" if attempt.worker_id else ""
+        events.append((attempt.started, f"Attempt {attempt.number} started{on}"))
+        events.append((attempt.ended, f"Attempt {attempt.number} {attempt.outcome}"))
     for accessor, label in (
         ("scheduled_execution", "Scheduled"),
         ("blocked_execution", "Blocked on concurrency key"),
         ("claimed_execution", "Claimed by a worker"),
-        ("failed_execution", "Failed (no retry left)"),
         ("ready_execution", "Ready, waiting for a worker"),
     ):
         if hasattr(job, accessor):
             events.append((getattr(job, accessor).created_at, label))
-    events.append((job.finished_at, "Finished"))
     return sorted(
         ((at, label) for at, label in events if at is not None), key=lambda event: event[0]
     )
 
 
-def _attempt_errors(job: Job) -> list[dict[str, Any]]:
-    return [
-        {
-            "attempt": number,
-            "worker_id": job.worker_ids[number - 1] if number <= len(job.worker_ids) else "",
-            "exception_class": error.get("exception_class_path", ""),
-            "traceback": error.get("traceback", ""),
-        }
-        for number, error in enumerate(job.errors, start=1)
-    ]
+def _cancel_requested(job: Job) -> bool:
+    return (
+        hasattr(job, "claimed_execution")
+        and job.claimed_execution.cancel_requested_at is not None
+    )
 
 
 def _get_job(model_admin: JobAdmin, object_id: str) -> Job:
-    if not str(object_id).isdigit():
+    if not display.is_id(object_id):
         raise Http404
     jobs = Job.objects.using(model_admin.using).with_executions()
     return get_object_or_404(jobs.select_related("claimed_execution__process"), pk=int(object_id))
 
 
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, default=str)
+def _operation_progress(job: Job) -> dict[str, Any] | None:
+    """For a bulk operation's own job: how far it got (its return value)."""
+    if job.task_path != OPERATION_TASK_PATH:
+        return None
+    value = job.return_value if isinstance(job.return_value, dict) else {}
+    return {key: display.number(value[key]) if isinstance(value.get(key), int) else "—"
+            for key in ("done", "changed", "counted")}
+
+
+def _crumbs(model_admin: JobAdmin, job: Job, state: JobState | None) -> list[pages.Crumb]:
+    crumbs = [(pages.jobs_url(model_admin), "Jobs")]
+    if state is not None:
+        crumbs.append((pages.jobs_url(model_admin, f"state={state.value}"), str(state.label)))
+    return [*crumbs, ("", f"#{job.pk}")]
 
 
 def _url(model_admin: JobAdmin, name: str, *args: Any) -> str:

@@ -1,39 +1,63 @@
-"""The jobs admin: one list per state, a job page, retry/discard/run now."""
+"""The jobs admin: one list per state, a job page, retry/discard/run
+now/cancel."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
-from django.db.models.fields.json import KeyTextTransform
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
-from django.utils.html import format_html
 
 from .. import conf
 from ..models import Job, JobState
-from ..models.job import RESULT_ID_MAX_LENGTH
-from . import dashboard, filters, job_views, operations, permissions
+from ..models.clock import DatabaseNow
+from ..models.job_state import EXECUTION_ACCESSORS
+from . import (
+    bulk,
+    changelist,
+    columns,
+    concurrency,
+    dashboard,
+    filters,
+    job_reschedule,
+    job_views,
+    key_filters,
+    masking,
+    permissions,
+    search,
+    task_page,
+    task_pauses,
+)
 from .counting import CappedPaginator
+from .json_text import KeyText
 from .readonly import ReadOnlyAdminMixin
+from .tag_filter import TagFilter
+
+if TYPE_CHECKING:
+    # Generic in the stubs, not subscriptable at run time.
+    _ModelAdmin: TypeAlias = admin.ModelAdmin[Job]
+else:
+    _ModelAdmin = admin.ModelAdmin
 
 # The large columns: never read for a list.
 LARGE_FIELDS = ("arguments", "return_value", "errors", "failed_execution__error")
 
 
-class JobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = (
-        "job",
-        "task",
-        "queue_name",
-        "priority",
-        "state_badge",
-        "enqueued_at",
-        "ended_at",
-        "attempts",
-        "exception",
-    )
+def _with_executions_of(jobs: QuerySet[Job], state: str) -> QuerySet[Job]:
+    """Joined for display: the state list's own execution table only (a
+    join the planner misjudges can cost a scan per row); the "All" list's
+    state column needs them all."""
+    if state not in JobState.values:
+        return jobs.select_related(*EXECUTION_ACCESSORS.values())
+    accessor = EXECUTION_ACCESSORS.get(JobState(state))
+    return jobs.select_related(accessor) if accessor else jobs
+
+
+class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
+    # Per state: columns.LIST_DISPLAY (get_list_display).
+    list_display = columns.LIST_DISPLAY[""]
     list_display_links = ("job",)
     list_filter = (
         filters.StateFilter,
@@ -42,31 +66,60 @@ class JobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         filters.PeriodFilter,
         filters.ExceptionFilter,
         filters.ProcessFilter,
-        filters.ConcurrencyKeyFilter,
+        key_filters.ConcurrencyKeyFilter,
+        key_filters.KeyOfFilter,
+        key_filters.UniqueKeyFilter,
+        TagFilter,
     )
     search_fields = ("result_id", "task_path")
-    search_help_text = "A result id, or part of a task path."
+    search_help_text = search.HELP
     ordering = ("-pk",)
-    sortable_by = ("job",)
+    # Each list has one order, served by an index (columns.ORDERING): a
+    # hand-typed ``o=`` must not sort a million rows another way.
+    sortable_by = ()
     paginator = CappedPaginator
+    # Facet counts would count each filter choice over the whole table.
+    show_facets = admin.ShowFacets.NEVER
     show_full_result_count = False
     list_per_page = 50
     list_max_show_all = 200
-    actions = ("retry_selected", "run_selected_now", "discard_selected")
+    actions = (
+        "retry_selected", "run_selected_now", job_reschedule.reschedule_selected,
+        "cancel_selected", "discard_selected",
+    )
 
     @property
     def using(self) -> str:
         return conf.queue_database()
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
-        return (
-            Job.objects.using(self.using)
-            .with_executions()
-            .defer(*LARGE_FIELDS)
-            .annotate(
-                exception_class=KeyTextTransform("exception_class_path", "failed_execution__error")
+        state = filters.state_of(request)
+        jobs = _with_executions_of(Job.objects.using(self.using).all(), state)
+        large = list(LARGE_FIELDS)
+        if state in (JobState.FAILED, JobState.BLOCKED) and masking.is_on():
+            # The failure message and the key are masked with the values of
+            # the row's arguments: read them in the list's one query.
+            large.remove("arguments")
+        if state not in ("", JobState.FAILED):
+            large.remove("failed_execution__error")  # not joined
+        jobs = jobs.defer(*large)
+        if state in columns.CLOCKED_STATES:
+            jobs = jobs.annotate(**{columns.DB_NOW: DatabaseNow()})
+        if state == JobState.FAILED:
+            jobs = jobs.annotate(
+                exception_class=KeyText("exception_class_path", "failed_execution__error"),
+                error_traceback=KeyText("traceback", "failed_execution__error"),
             )
-        )
+        return jobs
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        return columns.list_display_for(request)
+
+    def get_ordering(self, request: HttpRequest) -> Any:
+        return columns.ordering_for(request)
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> Any:
+        return changelist.FixedOrderChangeList
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Job], search_term: str
@@ -74,82 +127,52 @@ class JobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        if len(term) <= RESULT_ID_MAX_LENGTH and queryset.filter(result_id=term).exists():
-            return queryset.filter(result_id=term), False
-        return queryset.filter(task_path__contains=term), False
+        return search.search(queryset, term, filters.state_of(request)), False
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
-        return permissions.has(request, permissions.RETRY)
+        return self._may(request, permissions.RETRY)
 
     def has_discard_permission(self, request: HttpRequest) -> bool:
-        return permissions.has(request, permissions.DISCARD)
+        return self._may(request, permissions.DISCARD)
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return self._may(request, permissions.CANCEL)
 
     def has_run_now_permission(self, request: HttpRequest) -> bool:
-        return permissions.has(request, permissions.RUN_NOW)
+        return self._may(request, permissions.RUN_NOW)
 
-    # Columns.
-    @admin.display(description="Job", ordering="pk")
-    def job(self, obj: Job) -> str:
-        return f"#{obj.pk}"
+    def has_reschedule_permission(self, request: HttpRequest) -> bool:
+        return self._may(request, permissions.RESCHEDULE)
 
-    @admin.display(description="Task")
-    def task(self, obj: Job) -> str:
-        return format_html(
-            '<span title="{}">{}</span>', obj.task_path, obj.task_path.rpartition(".")[2]
-        )
+    def _may(self, request: HttpRequest, codename: str) -> bool:
+        return self.has_view_permission(request) and permissions.has(request, codename)
 
-    @admin.display(description="State")
-    def state_badge(self, obj: Job) -> str:
-        state = obj.state
-        return format_html(
-            '<span class="rq-state rq-state-{}">{}</span>', state.value, state.label
-        )
+    # Actions on selected rows, or on everything matching the filter: each
+    # asks first (bulk.py) with the exact count.
+    @admin.action(description="Retry selected failed jobs…", permissions=["retry"])
+    def retry_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
+        return bulk.handle(self, request, queryset, "retry")
 
-    @admin.display(description="Finished / failed")
-    def ended_at(self, obj: Job) -> Any:
-        if obj.finished_at:
-            return obj.finished_at
-        return obj.failed_execution.created_at if hasattr(obj, "failed_execution") else None
+    @admin.action(description="Run selected scheduled/blocked jobs now…", permissions=["run_now"])
+    def run_selected_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
+        return bulk.handle(self, request, queryset, "run_now")
 
-    @admin.display(description="Attempts")
-    def attempts(self, obj: Job) -> int:
-        return len(obj.worker_ids)
+    @admin.action(description="Cancel selected waiting or running jobs…", permissions=["cancel"])
+    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
+        return bulk.handle(self, request, queryset, "cancel")
 
-    @admin.display(description="Exception")
-    def exception(self, obj: Job) -> str:
-        return str(getattr(obj, "exception_class", None) or "").rpartition(".")[2]
-
-    # Actions on selected rows, or on everything matching the filter.
-    @admin.action(description="Retry selected failed jobs", permissions=["retry"])
-    def retry_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        self._report(request, "Retried", operations.retry(queryset))
-
-    @admin.action(description="Run selected scheduled/blocked jobs now", permissions=["run_now"])
-    def run_selected_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        self._report(request, "Made ready", operations.run_now(queryset))
-
-    @admin.action(description="Discard selected jobs (not running ones)", permissions=["discard"])
-    def discard_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        self._report(request, "Discarded", operations.discard(queryset))
-
-    def _report(self, request: HttpRequest, verb: str, outcome: operations.Outcome) -> None:
-        message = f"{verb} {outcome.changed} of {outcome.total} job(s)."
-        if outcome.skipped:
-            message += f" {outcome.skipped} skipped (wrong state, or locked by a worker)."
-        self.message_user(
-            request, message, messages.SUCCESS if outcome.changed else messages.WARNING
-        )
+    @admin.action(description="Discard selected jobs (not running ones)…", permissions=["discard"])
+    def discard_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
+        return bulk.handle(self, request, queryset, "discard")
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         permissions.refuse_forged_action(self, request)
-        context = {
-            "states": JobState.choices,
-            "current_state": filters.state_of(request),
-            **(extra_context or {}),
-        }
-        return super().changelist_view(request, context)
+        context = {"state_tabs": changelist.state_tabs(request), **(extra_context or {})}
+        response = super().changelist_view(request, context)
+        changelist.note_the_cap(response)
+        return response
 
     def change_view(
         self,
@@ -166,13 +189,23 @@ class JobAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             path("overview/", view(dashboard.overview_view(self)), name="robust_queue_overview"),
             path(
                 "concurrency/",
-                view(dashboard.concurrency_view(self)),
+                view(concurrency.view_for(self)),
                 name="robust_queue_concurrency",
             ),
             path(
-                "queues/<str:name>/<str:verb>/",
+                "queues/<str:verb>/",
                 view(dashboard.queue_view(self)),
                 name="robust_queue_queue",
+            ),
+            path(
+                "tasks/<str:verb>/",
+                view(task_pauses.view_for(self)),
+                name="robust_queue_task",
+            ),
+            path(
+                "task/<path:task_path>/",
+                view(task_page.view_for(self)),
+                name="robust_queue_task_page",
             ),
             path(
                 "<path:object_id>/do/<str:verb>/",

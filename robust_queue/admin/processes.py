@@ -3,30 +3,38 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from django.contrib import admin
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.timesince import timesince
 
 from .. import conf
 from ..models import ClaimedExecution, Process
+from . import display
 from .readonly import ReadOnlyAdminMixin
 
-DEFAULT_ALIVE_THRESHOLD = 300  # seconds; the supervisor prunes after this
+if TYPE_CHECKING:
+    # Generic in the stubs, not subscriptable at run time.
+    _ModelAdmin: TypeAlias = admin.ModelAdmin[Process]
+else:
+    _ModelAdmin = admin.ModelAdmin
+
 RUNNING_JOBS_SHOWN = 5
 
 
 def alive_threshold() -> timedelta:
-    return timedelta(
-        seconds=float(conf.setting("process_alive_threshold", DEFAULT_ALIVE_THRESHOLD))
-    )
+    return timedelta(seconds=conf.get(conf.PROCESS_ALIVE_THRESHOLD))
 
 
-class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+def _metadata(process: Process) -> dict[str, Any]:
+    """The process's metadata, or nothing if the row holds no object."""
+    return process.metadata if isinstance(process.metadata, dict) else {}
+
+
+class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
     list_display = (
         "name",
         "kind",
@@ -36,12 +44,14 @@ class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "queues",
         "threads",
         "running_jobs",
-        "supervisor",
+        "supervised_by",
     )
     list_filter = ("kind", "hostname")
     search_fields = ("name", "hostname")
     ordering = ("kind", "name")
     list_per_page = 100
+    # Facet counts would count each filter choice over the whole table.
+    show_facets = admin.ShowFacets.NEVER
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Process]:
         claims = (
@@ -49,8 +59,10 @@ class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             .only("process_id", "job__id", "job__task_path")
             .order_by("job_id")
         )
+        threshold = alive_threshold().total_seconds()
         return (
             Process.objects.using(conf.queue_database())
+            .with_liveness(threshold)
             .select_related("supervisor")
             .annotate(running=Count("claimed_executions"))
             .prefetch_related(Prefetch("claimed_executions", queryset=claims))
@@ -58,9 +70,12 @@ class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Last heartbeat", ordering="last_heartbeat_at")
     def heartbeat(self, obj: Process) -> str:
-        age = timezone.now() - obj.last_heartbeat_at
-        text = f"{timesince(obj.last_heartbeat_at)} ago"
-        if age > alive_threshold():
+        # Age and liveness by the database's clock (with_liveness), which
+        # heartbeats are written with: this host's may be minutes off.
+        age = getattr(obj, "heartbeat_age", None)
+        now = obj.last_heartbeat_at + age if age is not None else None
+        text = display.ago(obj.last_heartbeat_at, now=now)
+        if not getattr(obj, "is_alive", True):
             return format_html(
                 '<span class="rq-stale" title="Older than the alive threshold">{} · stale</span>',
                 text,
@@ -69,12 +84,21 @@ class ProcessAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="Queues")
     def queues(self, obj: Process) -> str:
-        value = obj.metadata.get("queues", "")
-        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        value = _metadata(obj).get("queues", "")
+        return display.text(", ".join(map(str, value)) if isinstance(value, list) else value)
 
     @admin.display(description="Threads")
     def threads(self, obj: Process) -> str:
-        return str(obj.metadata.get("threads", obj.metadata.get("thread_count", "")))
+        return display.text(_metadata(obj).get("threads", ""))
+
+    @admin.display(description="Supervisor")
+    def supervised_by(self, obj: Process) -> str:
+        """The supervisor's name (not "kind name", which the column cut)."""
+        supervisor = obj.supervisor
+        if supervisor is None:
+            return "—"
+        url = reverse("admin:robust_queue_process_change", args=[supervisor.pk])
+        return format_html('<a href="{}">{}</a>', url, display.text(supervisor.name))
 
     @admin.display(description="Running now")
     def running_jobs(self, obj: Process) -> str:

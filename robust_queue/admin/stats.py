@@ -6,8 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Count, DateTimeField, Max, QuerySet
-from django.db.models.fields.json import KT
+from django.db.models import Count, DateTimeField, Max, Sum
 from django.db.models.functions import Trunc
 from django.utils import timezone
 
@@ -17,14 +16,18 @@ from ..models import (
     FailedExecution,
     Job,
     JobState,
-    Pause,
-    Queue,
     ReadyExecution,
     ScheduledExecution,
+    Statistic,
 )
 from .counting import CappedCount, capped_count
+from .display import ago, number, text
+from .json_text import KeyText
 
 FAILURE_GROUPS_LIMIT = 20
+# Failure groups and the failed list's error search read this many of the
+# newest failures, never the whole failed table.
+RECENT_FAILURES = 5_000
 LIVE_TABLES = {
     JobState.READY: ReadyExecution,
     JobState.SCHEDULED: ScheduledExecution,
@@ -35,18 +38,18 @@ LIVE_TABLES = {
 
 
 @dataclass(frozen=True, slots=True)
-class QueueRow:
-    name: str
-    size: CappedCount
-    latency: timedelta
-    is_paused: bool
-
-
-@dataclass(frozen=True, slots=True)
 class FailureGroup:
     exception_class: str
     count: int
     latest: dt.datetime | None
+
+    @property
+    def count_shown(self) -> str:
+        return number(self.count)
+
+    @property
+    def latest_ago(self) -> str:
+        return ago(self.latest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,59 +76,64 @@ def state_counts(using: str) -> dict[str, CappedCount]:
     return counts
 
 
-def queues(using: str) -> list[QueueRow]:
-    paused = set(Pause.objects.using(using).values_list("queue_name", flat=True))
-    rows = []
-    for queue in Queue.all(using):
-        ready = ReadyExecution.objects.using(using).filter(queue_name=queue.name)
-        rows.append(
-            QueueRow(
-                name=queue.name,
-                size=capped_count(ready),
-                latency=queue.latency(),
-                is_paused=queue.name in paused,
-            )
-        )
-    return rows
+def recent_failures_bound(using: str) -> int | None:
+    """The id of the ``RECENT_FAILURES``-th newest failed execution (one
+    index probe); None when there are fewer failures."""
+    newest = RECENT_FAILURES
+    ids = FailedExecution.objects.using(using).order_by("-pk").values_list("pk", flat=True)
+    found = list(ids[newest - 1 : newest])
+    return found[0] if found else None
 
 
 def failure_groups(using: str, limit: int = FAILURE_GROUPS_LIMIT) -> list[FailureGroup]:
-    """Failed jobs grouped by exception class, most frequent first."""
+    """The newest ``RECENT_FAILURES`` failed jobs grouped by exception
+    class, most frequent first: at most that many rows are read."""
+    failures = FailedExecution.objects.using(using)
+    bound = recent_failures_bound(using)
+    if bound is not None:
+        failures = failures.filter(pk__gte=bound)
     rows = (
-        FailedExecution.objects.using(using)
-        .values(exception_class=KT("error__exception_class_path"))
+        failures.values(exception_class=KeyText("exception_class_path", "error"))
         .annotate(count=Count("pk"), latest=Max("created_at"))
         .order_by("-count", "exception_class")[:limit]
     )
     return [
-        FailureGroup(str(row["exception_class"] or ""), row["count"], row["latest"])
+        FailureGroup(text(row["exception_class"] or ""), row["count"], row["latest"])
         for row in rows
     ]
 
 
-def throughput(using: str, unit: str, buckets: int) -> list[Bucket]:
-    """Finished and failed jobs per ``unit`` ("minute"/"hour"), oldest first."""
+def throughput(using: str, unit: str, buckets: int, task_path: str | None = None) -> list[Bucket]:
+    """Jobs finished and attempts failed per ``unit`` ("minute"/"hour"),
+    oldest first, from the recorded statistics: a failure counts when it
+    happened, whatever became of its job since (retried, discarded).
+    ``task_path``: that task's only."""
     step = timedelta(minutes=1) if unit == "minute" else timedelta(hours=1)
     end = _current_bucket(unit)
     start = end - step * (buckets - 1)
-    finished = Job.objects.using(using).filter(finished_at__gte=start)
-    failed = FailedExecution.objects.using(using).filter(created_at__gte=start)
-    finished_by = _per_bucket(finished, "finished_at", unit)
-    failed_by = _per_bucket(failed, "created_at", unit)
+    rows = Statistic.objects.using(using).minutes().filter(minute__gte=start)
+    if task_path is not None:
+        rows = rows.filter(task_path=task_path)
+    # UTC buckets: no time zone tables needed on MySQL, same on every DB.
+    bucket = Trunc("minute", unit, output_field=DateTimeField(), tzinfo=dt.UTC)
+    grouped = (
+        rows.order_by()
+        .annotate(bucket=bucket)
+        .values("bucket")
+        .annotate(finished=Sum("finished"), failed=Sum("failed"))
+    )
+    by_bucket = {
+        # Sums are Decimal on MySQL/MariaDB.
+        row["bucket"].astimezone(dt.UTC): (int(row["finished"]), int(row["failed"]))
+        for row in grouped
+    }
     return [
-        Bucket(at, finished_by.get(at, 0), failed_by.get(at, 0))
+        Bucket(at, *by_bucket.get(at, (0, 0)))
         for at in (start + step * i for i in range(buckets))
     ]
 
 
 def _current_bucket(unit: str) -> dt.datetime:
-    now = timezone.now().astimezone(dt.timezone.utc)
+    now = timezone.now().astimezone(dt.UTC)
     now = now.replace(second=0, microsecond=0)
     return now.replace(minute=0) if unit == "hour" else now
-
-
-def _per_bucket(rows: QuerySet, field: str, unit: str) -> dict[dt.datetime, int]:
-    # UTC buckets: no time zone tables needed on MySQL, same on every DB.
-    bucket = Trunc(field, unit, output_field=DateTimeField(), tzinfo=dt.timezone.utc)
-    grouped = rows.order_by().annotate(bucket=bucket).values("bucket").annotate(n=Count("pk"))
-    return {row["bucket"].astimezone(dt.timezone.utc): row["n"] for row in grouped}

@@ -3,15 +3,22 @@
 from .blocked_execution import BlockedExecution
 from .claimed_execution import ClaimedExecution
 from .failed_execution import FailedExecution
-from .job import Job, JobState
+from .job import Job
+from .job_state import JobState
+from .job_tag import JobTag
 from .pause import Pause
 from .process import Process, ProcessKind
 from .queue import Queue
+from .queue_cap import QueueCap
+from .rate_limit import RateLimit
 from .ready_execution import ReadyExecution
 from .recurring_execution import RecurringExecution
 from .recurring_task import RecurringTask
 from .scheduled_execution import ScheduledExecution
 from .semaphore import Semaphore
+from .statistic import Statistic
+from .task_pause import TaskPause
+from .unique_key import UniqueKey
 
 __all__ = [
     "BlockedExecution",
@@ -19,13 +26,19 @@ __all__ = [
     "FailedExecution",
     "Job",
     "JobState",
+    "JobTag",
     "Pause",
     "Process",
     "ProcessKind",
     "Queue",
+    "QueueCap",
+    "RateLimit",
     "ReadyExecution",
     "RecurringExecution",
     "RecurringTask",
     "ScheduledExecution",
     "Semaphore",
+    "Statistic",
+    "TaskPause",
+    "UniqueKey",
 ]

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from django.db import models, transaction
-from django.utils import timezone
 
-from ..concurrency import ConcurrencyLimit, limit_for_job
+from ..rate_limits import WAITING_PREFIX
+from .clock import DatabaseNow
 from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
 from .job import Job
 from .semaphore import Semaphore, SemaphoreQuerySet
+
+if TYPE_CHECKING:
+    from ..concurrency import ConcurrencyLimit
 
 logger = logging.getLogger(__name__)
 
@@ -20,17 +24,18 @@ MAX_RELEASES_PER_KEY = 100
 
 
 class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
-    def acquire_or_block(self, jobs: Sequence[Job]) -> list[Job]:
-        """Take a slot for each limited job; return the jobs that got one.
+    def acquire_or_block(self, jobs: Sequence[Job]) -> tuple[list[Job], list[Job]]:
+        """Take a slot for each limited job; return the jobs that got one,
+        and the jobs that were discarded.
 
-        The others are blocked, or deleted when their limit says
+        The others are blocked, or deleted (discarded) when their limit says
         ``on_conflict="discard"``. The caller holds the transaction.
         """
         acquired, blocked, discarded = [], [], []
         # Semaphores are locked in key order so that two bulk enqueues
         # cannot deadlock; within a key the jobs keep their order.
         for job in sorted(jobs, key=lambda job: job.concurrency_key):
-            limit = limit_for_job(job)
+            limit = job.concurrency_limit()
             if limit is None or self._semaphores().wait(
                 job.concurrency_key, limit.to, limit.lease
             ):
@@ -47,7 +52,7 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
                 ", ".join(job.result_id for job in discarded),
             )
             Job.objects.using(self.db).filter(pk__in=[j.pk for j in discarded]).delete()
-        return acquired
+        return acquired, discarded
 
     def release_one(self, key: str) -> bool:
         """Make the next blocked job of ``key`` ready if a slot is free."""
@@ -57,7 +62,7 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
             if not locked:
                 return False
             row = locked[0]
-            limit = limit_for_job(row.job)
+            limit = row.job.concurrency_limit()
             if limit is not None and not self._semaphores().wait(
                 key, limit.to, limit.lease
             ):
@@ -75,17 +80,18 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
         """
         if not job.concurrency_key:
             return
-        limit = limit_for_job(job)
+        limit = job.concurrency_limit()
         if limit is not None:
             self._semaphores().signal(job.concurrency_key, limit.to, limit.lease)
         self.release_one(job.concurrency_key)
 
     def release_all_with_room(self) -> int:
         """Release blocked jobs whose key has a free or expired slot."""
-        now = timezone.now()
+        now = DatabaseNow()
         full = self._semaphores().filter(value__lt=1, expires_at__gte=now)
+        # Jobs waiting for a rate limit are the dispatcher's (rate_limit.py).
         keys = (
-            self.filter(
+            self.exclude(concurrency_key__startswith=WAITING_PREFIX).filter(
                 models.Q(expires_at__lt=now)
                 | ~models.Q(concurrency_key__in=full.values("key"))
             )
@@ -103,16 +109,16 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
     def dispatch_now(self) -> int:
         """Run every job of this queryset now, outside its limit.
 
-        The jobs lose their concurrency key, so finishing them frees no
-        slot they never took ("run now" is an operator's override).
+        The jobs lose their concurrency and rate keys, so finishing them
+        frees no slot they never took ("run now" is an operator's override).
         """
         with transaction.atomic(using=self.db):
             locked = lock_with_jobs(self.order_by("job_id"))
             delete_by_pk(self, [row.pk for row in locked])
             jobs = [row.job for row in locked]
             for job in jobs:
-                job.concurrency_key = ""
-            Job.objects.using(self.db).bulk_update(jobs, ["concurrency_key"])
+                job.concurrency_key = job.rate_key = ""
+            Job.objects.using(self.db).bulk_update(jobs, ["concurrency_key", "rate_key"])
             Job.objects.using(self.db).dispatch_all(jobs, immediately=True)
         return len(locked)
 
@@ -125,7 +131,7 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
             queue_name=job.queue_name,
             priority=job.priority,
             concurrency_key=job.concurrency_key,
-            expires_at=timezone.now() + limit.lease,
+            expires_at=DatabaseNow() + limit.lease,
         )
 
 

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import DatabaseError, connections, models, transaction
+from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
-from .. import conf
-from ..retries import retry_at_for_job
+from .. import conf, signals
+from ..attempt_history import stamped
+from ..exceptions import JobCancelledError, TaskTimeoutError
+from ..statistics import record_attempt
 from .blocked_execution import BlockedExecution
+from .clock import database_now
 from .execution import Execution, job_field
 from .failed_execution import FailedExecution, error_record
 from .job import Job
-from .short_transaction import short_transaction
-from .sql import Statements
+from .process import Process
+from .sql import dialect_for
 
 logger = logging.getLogger(__name__)
 
@@ -24,26 +27,45 @@ logger = logging.getLogger(__name__)
 class ClaimedExecutionQuerySet(models.QuerySet["ClaimedExecution"]):
     def orphaned(self) -> ClaimedExecutionQuerySet:
         """Claims whose process is no longer registered."""
-        from .process import Process  # noqa: PLC0415 - process imports us
-
         live = Process.objects.using(self.db).filter(pk=models.OuterRef("process_id"))
         return self.filter(~models.Exists(live))
 
     def release_all(self) -> int:
-        """Put every claim of this queryset back to ready."""
+        """Put every claim of this queryset back to ready.
+
+        A claim whose job was asked to cancel is failed instead (with
+        ``JobCancelledError``): the request outlives its worker.
+        """
         return sum(claimed.release() for claimed in self.select_related("job"))
 
     def fail_all_with(self, error_class: type[BaseException], message: str) -> int:
         """Fail every claim of this queryset with one error, e.g. a crash.
 
-        The task's retry policy decides whether the job runs again.
+        The task's retry policy decides whether the job runs again; a job
+        asked to cancel fails with ``JobCancelledError``, never retried.
         """
         exc = error_class(message)
         error = error_record(exc)
-        return sum(
-            claimed.fail(error, retry_at_for_job(claimed.job, exc))
-            for claimed in self.select_related("job")
-        )
+        failed = 0
+        for claimed in self.select_related("job"):
+            if claimed.cancel_requested_at is not None:
+                failed += claimed.fail_cancelled()
+            else:
+                failed += claimed.fail(error, claimed.job.retry_in(exc))
+        return failed
+
+
+_STOPPED = {
+    f"{JobCancelledError.__module__}.{JobCancelledError.__qualname__}": signals.job_cancelled,
+    f"{TaskTimeoutError.__module__}.{TaskTimeoutError.__qualname__}": signals.job_timed_out,
+}
+
+
+def _send_stopped(job: Job, error: dict[str, str]) -> None:
+    """``job_cancelled`` / ``job_timed_out`` for an attempt that ended so."""
+    signal = _STOPPED.get(error.get("exception_class_path", ""))
+    if signal is not None:
+        signal.send(sender=Job, job=job, error=error)
 
 
 class ClaimedExecution(Execution):
@@ -57,6 +79,9 @@ class ClaimedExecution(Execution):
         db_constraint=False,
         related_name="claimed_executions",
     )
+    # Set by cancel(): the worker stops the job; stored, so the request
+    # outlives a worker that dies meanwhile.
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
 
     objects = ClaimedExecutionQuerySet.as_manager()
 
@@ -74,50 +99,63 @@ class ClaimedExecution(Execution):
             return False
         self.job.finished_at = now
         self.job.return_value = return_value
+        record_attempt(self.job, using=using, outcome="finished", at=now)
         self._release_slot(using)
         return True
 
     def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
-        statements = Statements(connections[using])
-        if not conf.preserve_finished_jobs():
-            with transaction.atomic(using=using):
-                if not self._take(using):
-                    return False
-                Job.objects.using(using).filter(pk=self.job_id).delete()
-            return True
-        if statements.is_postgresql:
-            with statements.connection.cursor() as cursor:
-                cursor.execute(*statements.finish_in_one(self.pk, now, return_value))
-                return cursor.rowcount == 1
-        with short_transaction(using):
+        if conf.preserve_finished_jobs():
+            return dialect_for(using).finish(self.pk, self.job_id, now, return_value)
+        with transaction.atomic(using=using):
             if not self._take(using):
                 return False
-            with statements.connection.cursor() as cursor:
-                cursor.execute(*statements.finish_job(self.job_id, now, return_value))
+            Job.objects.using(using).filter(pk=self.job_id).delete()
         return True
 
-    def fail(self, error: dict[str, str], retry_at: datetime | None = None) -> bool:
-        """Record one failed attempt once; retry at ``retry_at`` if given."""
+    def fail(self, error: dict[str, str], retry_in: timedelta | None = None) -> bool:
+        """Record one failed attempt once; run the job again ``retry_in``
+        from now by the database's clock, if given."""
         using = self._state.db or "default"
         with transaction.atomic(using=using):
             if not self._take(using):
                 return False
             job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
-            job.errors = [*job.errors, error]
-            if retry_at is None:
+            # The attempt's own start and end go with its error (admin).
+            record = stamped(error, job)
+            job.errors = [*job.errors, record]
+            if retry_in is None:
                 job.save(update_fields=["errors"])
-                FailedExecution.objects.using(using).create(job=job, error=error)
+                FailedExecution.objects.using(using).create(job=job, error=record)
             else:
-                job.run_after = retry_at
+                # The clock the dispatcher compares due times with, not
+                # this host's: a worker whose clock is off would retry
+                # too early or too late.
+                now = database_now(using)
+                job.run_after = now + retry_in
                 job.save(update_fields=["errors", "run_after"])
-                Job.objects.using(using).dispatch_all([job])
+                Job.objects.using(using).dispatch_all([job], now=now)
         self.job.errors = job.errors
+        outcome = "failed" if retry_in is None else "retried"
+        record_attempt(self.job, using=using, outcome=outcome)
         self._release_slot(using)
+        if retry_in is not None:
+            signals.job_retried.send(sender=Job, job=job, retry_at=job.run_after, error=error)
+        _send_stopped(job, error)
         return True
 
+    def fail_cancelled(self) -> bool:
+        """Record the job as cancelled (``JobCancelledError``, no retry)."""
+        exc = JobCancelledError(f"Job {self.job.result_id} was cancelled while running.")
+        return self.fail(error_record(exc))
+
     def release(self) -> bool:
-        """Give the job back to ready without counting a failure."""
+        """Give the job back to ready without counting a failure.
+
+        A job asked to cancel is failed as cancelled instead.
+        """
         using = self._state.db or "default"
+        if self._cancel_was_requested(using):
+            return self.fail_cancelled()
         with transaction.atomic(using=using):
             if not self._take(using):
                 return False
@@ -126,6 +164,12 @@ class ClaimedExecution(Execution):
                 [self.job], immediately=True, bypass_concurrency=True
             )
         return True
+
+    def _cancel_was_requested(self, using: str) -> bool:
+        # Read again: a claim made by a worker has this field deferred, and
+        # the request may have come since.
+        rows = ClaimedExecution.objects.using(using).filter(pk=self.pk)
+        return rows.filter(cancel_requested_at__isnull=False).exists()
 
     def _release_slot(self, using: str) -> None:
         # After commit: a failure here must not undo the finalization;
@@ -145,14 +189,4 @@ class ClaimedExecution(Execution):
         SQL: nothing refers to a claim, so Django's delete collector (its
         most expensive statement here) has nothing to do.
         """
-        statements = Statements(connections[using])
-        with statements.connection.cursor() as cursor:
-            cursor.execute(*statements.delete_claim(self.pk))
-            return cursor.rowcount == 1
-
-    def perform(self) -> bool:
-        """Run the job's task and finalize it; True if this call did."""
-        # performing imports the models package, which imports this module.
-        from ..performing import perform  # noqa: PLC0415
-
-        return perform(self)
+        return dialect_for(using).take_claim(self.pk)

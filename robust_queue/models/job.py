@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import secrets
+from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from django.db import connections, models, transaction
+from django.db import models, transaction
 from django.utils import timezone
 
-from ..exceptions import UndiscardableError
-from .sql import Statements
+from .. import concurrency, registry, retries, signals
+from ..batching import id_batches
+from ..deadlocks import retry_on_lock_conflict
+from ..exceptions import UndiscardableError, UnknownTaskError
+from ..statistics import record_jobs
+from .cancelling import CancelOutcome, cancel_job
+from .clock import database_now
+from .job_state import EXECUTION_ACCESSORS, JobState, execution_manager
+from .job_tag import JobTag
+from .locking import delete_by_pk, lock_by_pk
+from .rate_limit import RateLimit
+from .rescheduling import reschedule_job
+from .sql import dialect_for
 
 if TYPE_CHECKING:
+    from ..compat import Task
+    from ..concurrency import ConcurrencyLimit
     from .execution import Execution
 
 RESULT_ID_BYTES = 32
@@ -22,25 +37,6 @@ DEFAULT_BATCH_SIZE = 500
 def new_result_id() -> str:
     """An opaque, unguessable result id (43 url-safe characters)."""
     return secrets.token_urlsafe(RESULT_ID_BYTES)
-
-
-class JobState(models.TextChoices):
-    READY = "ready", "Ready"
-    SCHEDULED = "scheduled", "Scheduled"
-    CLAIMED = "claimed", "Running"
-    BLOCKED = "blocked", "Blocked"
-    FAILED = "failed", "Failed"
-    FINISHED = "finished", "Finished"
-
-
-# The reverse one-to-one accessor of each execution table, by state.
-EXECUTION_ACCESSORS = {
-    JobState.READY: "ready_execution",
-    JobState.SCHEDULED: "scheduled_execution",
-    JobState.CLAIMED: "claimed_execution",
-    JobState.BLOCKED: "blocked_execution",
-    JobState.FAILED: "failed_execution",
-}
 
 
 class JobQuerySet(models.QuerySet["Job"]):
@@ -58,26 +54,36 @@ class JobQuerySet(models.QuerySet["Job"]):
         """Insert ``jobs`` and give each its first execution, atomically.
 
         One INSERT for the jobs and one per execution table, whatever the
-        number of jobs; on PostgreSQL, jobs that all go straight to ready
-        are one statement (jobs, ready rows and NOTIFY together).
+        number of jobs; where the database can (PostgreSQL), jobs that all
+        go straight to ready are one statement (jobs, ready rows and NOTIFY
+        together). A ``run_after`` is compared with the database's clock,
+        read once and only when a job has one.
+
+        Returns the jobs that were kept: all of them but those a
+        concurrency limit with ``on_conflict="discard"`` dropped.
         """
         if not jobs:
             return []
-        statements = Statements(connections[self.db])
-        if statements.is_postgresql and _are_ready_now(jobs):
-            return self._enqueue_in_one_statement(statements, jobs)
+        now = self._clock_for(jobs)
+        if _are_ready_at(jobs, now):
+            ids = dialect_for(self.db).insert_ready(jobs, timezone.now())
+            if ids is not None:
+                return self._with_ids(jobs, ids)
         # No savepoint: inside the caller's transaction a failure here dooms
         # that transaction anyway, and a savepoint costs two round trips.
         with transaction.atomic(using=self.db, savepoint=False):
             created = self.bulk_create(jobs)
             self._fill_missing_pks(created)
-            self.dispatch_all(created)
+            discarded = self._dispatch(created, now, bypass_concurrency=False)
+            if any(job.pending_tags for job in created):
+                kept = [job for job in created if job not in discarded]
+                JobTag.objects.using(self.db).create_all(kept)
+        if discarded:
+            return [job for job in created if job not in discarded]
         return created
 
-    def _enqueue_in_one_statement(self, statements: Statements, jobs: list[Job]) -> list[Job]:
-        with statements.connection.cursor() as cursor:
-            cursor.execute(*statements.enqueue_ready(jobs, timezone.now()))
-            ids = dict(cursor.fetchall())
+    def _with_ids(self, jobs: list[Job], ids: dict[str, int]) -> list[Job]:
+        # Jobs the dialect inserted: {result id: job id}.
         for job in jobs:
             job.pk = ids[job.result_id]
             job._state.adding = False
@@ -90,72 +96,123 @@ class JobQuerySet(models.QuerySet["Job"]):
         *,
         immediately: bool = False,
         bypass_concurrency: bool = False,
+        bypass_rate: bool = False,
+        now: datetime | None = None,
     ) -> None:
         """Move ``jobs`` to scheduled (future ``run_after``), ready, or
-        blocked (over their concurrency limit).
+        blocked (over their rate or concurrency limit).
 
         The caller holds the transaction and has removed any previous
         execution row of these jobs. ``bypass_concurrency`` is for jobs
-        that already hold their slot (a released claim).
+        that already hold their slot (a released claim), and that were
+        counted by their rate limit too; ``bypass_rate`` for jobs a rate
+        limit has just admitted. ``now`` is the database's clock if the
+        caller has just read it.
         """
-        now = timezone.now()
-        later, due, limited = [], [], []
+        if now is None and not immediately:
+            now = self._clock_for(jobs)
+        self._dispatch(
+            jobs, now, bypass_concurrency=bypass_concurrency, bypass_rate=bypass_rate
+        )
+
+    def _dispatch(
+        self, jobs: list[Job], now: datetime | None, *, bypass_concurrency: bool,
+        bypass_rate: bool = False,
+    ) -> list[Job]:
+        """Give each job its next execution; return the jobs a concurrency
+        limit discarded (deleted) instead."""
+        # ``now`` is the database's clock; None: every run_after counts as due.
+        later, rated, due, limited = [], [], [], []
         for job in jobs:
-            is_future = job.run_after is not None and job.run_after > now
-            if is_future and not immediately:
+            if now is not None and job.run_after is not None and job.run_after > now:
                 later.append(job)
+            elif job.rate_key and not (bypass_rate or bypass_concurrency):
+                rated.append(job)
             elif job.concurrency_key and not bypass_concurrency:
                 limited.append(job)
             else:
                 due.append(job)
+        if rated:
+            self._admit(rated, now, due, limited)
         if later:
             self._execution_manager(JobState.SCHEDULED).create_all(later)
+        discarded: list[Job] = []
         if limited:
             blocked = self._execution_manager(JobState.BLOCKED)
-            due += blocked.acquire_or_block(limited)
+            acquired, discarded = blocked.acquire_or_block(limited)
+            due += acquired
         if due:
             self._execution_manager(JobState.READY).create_all(due)
+        return discarded
+
+    def _admit(
+        self, rated: list[Job], now: datetime | None, due: list[Job], limited: list[Job]
+    ) -> None:
+        """Count ``rated`` against their rate limits as they are dispatched
+        (rate_limit.py); add those admitted to ``due`` or ``limited``."""
+        clock = now or database_now(self.db)
+        for job in RateLimit.objects.using(self.db).admit_all(rated, clock):
+            (limited if job.concurrency_key else due).append(job)
+
+    def _clock_for(self, jobs: list[Job]) -> datetime | None:
+        # A run_after is compared with the database's clock, the one the
+        # dispatcher uses; jobs without one need no clock (no round trip).
+        if any(job.run_after is not None for job in jobs):
+            return database_now(self.db)
+        return None
 
     def discard_all_in_batches(self, batch_size: int = DEFAULT_BATCH_SIZE) -> int:
         """Delete the jobs of this queryset that are not running.
 
-        One transaction per batch; a job being claimed, dispatched or
-        retried meanwhile is skipped. Ready jobs give back their slot.
+        One transaction per batch, run again after a deadlock; a job being
+        claimed, dispatched or retried meanwhile is skipped. Ready jobs
+        give back their slot.
         """
-        discarded, last_pk = 0, 0
-        while True:
-            batch = self.filter(pk__gt=last_pk).order_by("pk")
-            pks = list(batch.values_list("pk", flat=True)[:batch_size])
-            if not pks:
-                return discarded
-            last_pk = pks[-1]
-            with transaction.atomic(using=self.db):
-                ids, ready = self._lock_discardable(pks)
-                jobs = self.model.objects.using(self.db)
-                holders = list(jobs.filter(pk__in=ready).exclude(concurrency_key=""))
-                jobs.filter(pk__in=ids).delete()
-            discarded += len(ids)
+        discarded = 0
+        for pks in id_batches(self, batch_size):
+            count, holders, unfinished, gone = retry_on_lock_conflict(
+                partial(self._discard_batch, pks), using=self.db, what="Discard"
+            )
+            record_jobs(unfinished, using=self.db or "default", column="discarded")
+            discarded += count
             for job in holders:
                 self._execution_manager(JobState.BLOCKED).release_slot_of(job)
+            for result_id, task_path, queue_name in gone:
+                signals.job_discarded.send(
+                    sender=Job, result_id=result_id, task_path=task_path,
+                    queue_name=queue_name, using=self.db,
+                )
+        return discarded
 
-    def _lock_discardable(self, pks: list[int]) -> tuple[set[int], set[int]]:
-        # Lock the execution rows (skipping rows a worker, dispatcher or
-        # retry holds); finished jobs have none and never move again.
-        ids: set[int] = set()
-        ready: set[int] = set()
-        for state in (JobState.READY, JobState.SCHEDULED, JobState.BLOCKED, JobState.FAILED):
-            rows = self._execution_manager(state).filter(job_id__in=pks)
-            locked = set(rows.select_for_update(skip_locked=True).values_list("job_id", flat=True))
-            ids |= locked
-            if state == JobState.READY:
-                ready = locked
-        ids |= set(self.filter(pk__in=pks, finished_at__isnull=False).values_list("pk", flat=True))
-        return ids, ready
+    def _discard_batch(
+        self, pks: list[int]
+    ) -> tuple[int, list[Job], list[tuple[str, str]], list[tuple[str, str, str]]]:
+        # Execution rows before job rows, each by ascending primary key
+        # (locking.py): the order in which claims and finishes lock.
+        jobs = self.model.objects.using(self.db)
+        with transaction.atomic(using=self.db):
+            ids: list[int] = []
+            ready: list[int] = []
+            for state in (JobState.READY, JobState.SCHEDULED, JobState.BLOCKED, JobState.FAILED):
+                manager = self._execution_manager(state)
+                locked = lock_by_pk(manager.filter(job_id__in=pks), "job_id")
+                delete_by_pk(manager, [pk for pk, _ in locked])
+                ids += [job_id for _, job_id in locked]
+                ready += [job_id for _, job_id in locked if state == JobState.READY]
+            # (queue, task) of the unfinished ones: statistics count them.
+            unfinished = list(jobs.filter(pk__in=ids).values_list("queue_name", "task_path"))
+            # Finished jobs have no execution row and never move again.
+            ids += jobs.filter(pk__in=pks, finished_at__isnull=False).values_list("pk", flat=True)
+            holders = list(jobs.filter(pk__in=ready).exclude(concurrency_key=""))
+            # Only read what receivers will be told of when there are any.
+            gone = list(
+                jobs.filter(pk__in=ids).values_list("result_id", "task_path", "queue_name")
+            ) if signals.job_discarded.has_listeners(Job) else []
+            delete_by_pk(jobs, sorted(ids))
+        return len(ids), holders, unfinished, gone
 
     def _execution_manager(self, state: JobState) -> Any:
-        model = self.model._meta.get_field(EXECUTION_ACCESSORS[state]).related_model
-        assert isinstance(model, type) and issubclass(model, models.Model)
-        return model._default_manager.using(self.db)
+        return execution_manager(self.model, state, self.db)
 
     def _fill_missing_pks(self, jobs: list[Job]) -> None:
         # MySQL (unlike MariaDB, PostgreSQL, SQLite) returns no ids from a
@@ -168,11 +225,15 @@ class JobQuerySet(models.QuerySet["Job"]):
             missing[result_id].pk = pk
 
 
-def _are_ready_now(jobs: list[Job]) -> bool:
-    """Whether every job goes straight to ready (due, no concurrency key)."""
-    now = timezone.now()
+def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
+    """Whether every job goes straight to ready at ``now`` (due, no
+    concurrency key, no tags); ``now`` is None when no job has a
+    ``run_after``."""
     return all(
-        not job.concurrency_key and (job.run_after is None or job.run_after <= now)
+        not job.concurrency_key
+        and not job.rate_key
+        and not job.pending_tags
+        and (job.run_after is None or (now is not None and job.run_after <= now))
         for job in jobs
     )
 
@@ -187,6 +248,8 @@ class Job(models.Model):
     backend_alias = models.CharField(max_length=64)
     arguments = models.JSONField(default=dict)
     concurrency_key = models.CharField(max_length=255, blank=True, default="")
+    # The job's rate limit key (rate_limits.py); "" for none.
+    rate_key = models.CharField(max_length=255, blank=True, default="")
     run_after = models.DateTimeField(null=True, blank=True)
     enqueued_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
@@ -195,6 +258,15 @@ class Job(models.Model):
     worker_ids = models.JSONField(default=list)
     errors = models.JSONField(default=list)
     return_value = models.JSONField(null=True, blank=True)
+    # Set at enqueue (robust_queue.job_metadata, @on_enqueue), read by the
+    # task with robust_queue.metadata(context): trace ids and the like.
+    metadata = models.JSONField(default=dict, blank=True)
+    # Runs that ended in robust_queue.Snooze: they count as attempts
+    # (worker_ids) but not for the retry policy (retry_attempt).
+    snoozes = models.PositiveIntegerField(default=0)
+
+    # Not a column: the tags enqueue_all() writes for a new job (JobTag).
+    pending_tags: tuple[str, ...] = ()
 
     objects = JobQuerySet.as_manager()
 
@@ -206,6 +278,8 @@ class Job(models.Model):
             ),
             models.Index(fields=["finished_at"], name="rq_job_finished"),
             models.Index(fields=["task_path"], name="rq_job_task_path"),
+            # The admin's "enqueued in the last hour" (migration 0011).
+            models.Index(fields=["enqueued_at"], name="rq_job_enqueued"),
         ]
         # One permission per admin action, on top of Django's view_job.
         permissions = [
@@ -213,6 +287,8 @@ class Job(models.Model):
             ("discard_job", "Can discard jobs"),
             ("run_job_now", "Can run jobs now"),
             ("pause_queue", "Can pause and resume queues"),
+            ("cancel_job", "Can cancel jobs"),
+            ("reschedule_job", "Can reschedule jobs"),
         ]
 
     def __str__(self) -> str:
@@ -249,10 +325,59 @@ class Job(models.Model):
             )
         return jobs.discard_all_in_batches() == 1
 
+    def declared_task(self) -> Task[..., Any] | None:
+        """The task this job runs, as declared (with its options); None if
+        its path names no declared task (any more)."""
+        try:
+            return registry.resolve_task(self.task_path, self.backend_alias)
+        except UnknownTaskError:
+            return None
+
+    def concurrency_limit(self) -> ConcurrencyLimit | None:
+        """The concurrency limit of this job's task, if it has one."""
+        return concurrency.limit_for(self.declared_task())
+
+    def cancel(self) -> CancelOutcome:
+        """Cancel this job: a waiting one ends FAILED with
+        ``JobCancelledError`` now, a running one is asked to stop.
+
+        Returns CANCELLED or REQUESTED (``cancelling.CancelOutcome``); raises
+        ``NotCancellableError`` if the job has finished or failed.
+        """
+        return cancel_job(self)
+
+    def reschedule(self, at: datetime | timedelta) -> datetime:
+        """Move this scheduled or failed job to ``at`` (an aware datetime,
+        or a timedelta from now); returns its new due time.
+
+        Raises ``NotReschedulableError`` if it is ready, running or
+        finished (``rescheduling.py``).
+        """
+        return reschedule_job(self, at)
+
+    def retry_in(self, error: BaseException) -> timedelta | None:
+        """How long until this job runs again after its last attempt failed
+        with ``error``, by its task's retry policy; None: never."""
+        return retries.retry_in(self.declared_task(), error, attempt=self.retry_attempt)
+
+    def tag_names(self) -> list[str]:
+        """This job's tags, sorted (one query)."""
+        return sorted(self.tags.values_list("tag", flat=True))
+
+    @property
+    def retry_attempt(self) -> int:
+        """The number of the last run as retry policies count it: every
+        run but those that snoozed."""
+        return len(self.worker_ids) - self.snoozes
+
     @property
     def args(self) -> list[Any]:
-        return list(self.arguments.get("args", []))
+        """The stored (encoded) positional arguments; [] if malformed."""
+        stored = self.arguments.get("args") if isinstance(self.arguments, dict) else None
+        return list(stored) if isinstance(stored, list) else []
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        return dict(self.arguments.get("kwargs", {}))
+        """The stored (encoded) keyword arguments; {} if malformed."""
+        stored = self.arguments.get("kwargs") if isinstance(self.arguments, dict) else None
+        return dict(stored) if isinstance(stored, dict) else {}

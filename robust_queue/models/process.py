@@ -1,11 +1,35 @@
-"""A registered supervisor, worker, dispatcher or scheduler."""
+"""A registered supervisor, worker, dispatcher or scheduler, and its life:
+register, heartbeat, deregister, and — when it dies — prune it and fail
+what it claimed.
+
+Every claim is ended by exactly one transition (finish, fail or release):
+``ClaimedExecution._take`` fences them, so a pruned worker giving its jobs
+back and a supervisor failing them cannot both win.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import models
+from django.db.models import Case, ExpressionWrapper, F, Q, Value, When
+from django.db.models.expressions import CombinedExpression
 from django.utils import timezone
+
+from .. import signals
+from ..exceptions import ProcessExitError, ProcessPrunedError
+from .clock import DatabaseNow
+
+logger = logging.getLogger(__name__)
+
+# Said of every claim failed because its process is gone: its body may
+# have run to the end, so a retry is not harmless.
+OUTCOME_NOT_RECORDED = (
+    "The job may have run, wholly or in part, but its outcome was not recorded."
+)
 
 
 class ProcessKind(models.TextChoices):
@@ -15,11 +39,54 @@ class ProcessKind(models.TextChoices):
     SCHEDULER = "scheduler", "Scheduler"
 
 
+def _cutoff(threshold: float) -> CombinedExpression:
+    """``threshold`` s before the database's now: liveness is judged on
+    the clock heartbeats are written with, never the reading host's."""
+    return DatabaseNow() - timedelta(seconds=threshold)
+
+
 class ProcessQuerySet(models.QuerySet["Process"]):
+    def alive(self, threshold: float) -> ProcessQuerySet:
+        """Processes that heartbeat within the last ``threshold`` s."""
+        return self.filter(last_heartbeat_at__gte=_cutoff(threshold))
+
     def stale(self, threshold: float) -> ProcessQuerySet:
         """Processes whose last heartbeat is older than ``threshold`` s."""
-        cutoff = timezone.now() - timedelta(seconds=threshold)
-        return self.filter(last_heartbeat_at__lt=cutoff)
+        return self.filter(last_heartbeat_at__lt=_cutoff(threshold))
+
+    def with_liveness(self, threshold: float) -> ProcessQuerySet:
+        """Annotate ``heartbeat_age`` (a timedelta) and ``is_alive``, both
+        on the database's clock."""
+        return self.annotate(
+            heartbeat_age=ExpressionWrapper(
+                DatabaseNow() - F("last_heartbeat_at"), output_field=models.DurationField()
+            ),
+            is_alive=Case(
+                When(last_heartbeat_at__gte=_cutoff(threshold), then=Value(True)),
+                default=Value(False),
+                output_field=models.BooleanField(),
+            ),
+        )
+
+    def register(self, **fields: Any) -> Process:
+        """Insert a process row, its times taken from the database's clock."""
+        process = self.create(
+            last_heartbeat_at=DatabaseNow(), created_at=DatabaseNow(), **fields
+        )
+        process.refresh_from_db(fields=["last_heartbeat_at", "created_at"])
+        return process
+
+    def prune(self, threshold: float, *, keep: int | None = None) -> int:
+        """Prune the processes silent for ``threshold`` s (but ``keep``);
+        return how many were pruned."""
+        stale = self.stale(threshold)
+        if keep is not None:
+            stale = stale.exclude(pk=keep)
+        return sum(process.prune(threshold) for process in stale)
+
+    def fail_all_claims(self, reason: str) -> int:
+        """These processes died: fail their claims, drop their rows."""
+        return sum(process.fail_claims(reason) for process in self)
 
 
 class Process(models.Model):
@@ -54,3 +121,63 @@ class Process(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"
+
+    def heartbeat(self) -> bool:
+        """Record that this process is alive; False if its row is gone."""
+        return bool(self._row().update(last_heartbeat_at=DatabaseNow()))
+
+    def deregister(self) -> None:
+        """Remove this process's row (its supervisees keep theirs)."""
+        self._row().delete()
+
+    def prune(self, threshold: float) -> bool:
+        """Drop this row if it is still stale, then fail its claims with
+        ``ProcessPrunedError``; False if it beat meanwhile (or is gone).
+
+        Claims it makes after its row is gone are orphans (the supervisor's
+        orphan sweep fails them).
+        """
+        deleted, _ = self._row().stale(threshold).delete()
+        if not deleted:
+            return False
+        failed = self.claimed_executions.all().fail_all_with(
+            ProcessPrunedError,
+            f"{self.kind} {self.name} (pid {self.pid} on {self.hostname}) "
+            f"stopped heartbeating and was pruned. {OUTCOME_NOT_RECORDED}",
+        )
+        logger.warning("Pruned %s; failed %d claimed job(s)", self.name, failed)
+        signals.process_pruned.send(sender=Process, process=self, failed_jobs=failed)
+        return True
+
+    def fail_claims(self, reason: str) -> int:
+        """This process died (``reason``): fail its claims with
+        ``ProcessExitError``, then drop its row."""
+        failed = self.claimed_executions.all().fail_all_with(
+            ProcessExitError, f"{self.name} (pid {self.pid}) {reason}. {OUTCOME_NOT_RECORDED}"
+        )
+        self._row().delete()
+        if failed:
+            logger.error("%s %s; failed %d claimed job(s)", self.name, reason, failed)
+        return failed
+
+    def supervisees_with_pid(
+        self, pid: int, *, before: datetime | None = None
+    ) -> ProcessQuerySet:
+        """The rows the child ``pid`` of this supervisor registered;
+        ``before``: only those registered earlier (the pid was reused)."""
+        rows = self._all().filter(supervisor_id=self.pk, pid=pid)
+        return rows if before is None else rows.filter(created_at__lt=before)
+
+    def adopt(self, *, pids: Iterable[int], pks: Iterable[int]) -> int:
+        """Point the unsupervised rows of these children at this process
+        (re-registered after it was pruned): its forked children by pid on
+        its host, its thread children by row."""
+        rows = self._all().filter(supervisor__isnull=True)
+        rows = rows.filter(Q(hostname=self.hostname, pid__in=list(pids)) | Q(pk__in=list(pks)))
+        return rows.exclude(pk=self.pk).update(supervisor_id=self.pk)
+
+    def _all(self) -> ProcessQuerySet:
+        return Process.objects.using(self._state.db)
+
+    def _row(self) -> ProcessQuerySet:
+        return self._all().filter(pk=self.pk)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Min
-from django.utils import timezone
+from django.db.models import DurationField, ExpressionWrapper, Min
 
+from .. import signals
+from ..exceptions import InvalidQueueNameError
+from ..validation import queue_name_error
+from .clock import DatabaseNow
 from .pause import Pause
-from .ready_execution import ReadyExecution
+from .ready_execution import ReadyExecution, ReadyExecutionQuerySet
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,18 +30,35 @@ class Queue:
         return self._ready().count()
 
     def latency(self) -> timedelta:
-        """Age of the oldest ready job; zero when the queue is empty."""
-        oldest = self._ready().aggregate(oldest=Min("created_at"))["oldest"]
-        return timezone.now() - oldest if oldest else timedelta(0)
+        """Age of the oldest ready job by the database's clock (not this
+        host's); zero when the queue is empty."""
+        age = ExpressionWrapper(DatabaseNow() - Min("created_at"), output_field=DurationField())
+        value = self._ready().aggregate(age=age)["age"]
+        return max(value, timedelta(0)) if value is not None else timedelta(0)
 
     def is_paused(self) -> bool:
         return Pause.objects.using(self.using).filter(queue_name=self.name).exists()
 
-    def pause(self) -> None:
-        Pause.objects.using(self.using).get_or_create(queue_name=self.name)
+    def pause(self) -> bool:
+        """Stop workers claiming from this queue (enqueueing goes on);
+        False if it was paused already.
 
-    def resume(self) -> None:
-        Pause.objects.using(self.using).filter(queue_name=self.name).delete()
+        Raises ``InvalidQueueNameError`` for a name no task can use.
+        """
+        error = queue_name_error(self.name)
+        if error is not None:
+            raise InvalidQueueNameError(error)
+        _, created = Pause.objects.using(self.using).get_or_create(queue_name=self.name)
+        if created:
+            signals.queue_paused.send(sender=Queue, queue=self)
+        return created
 
-    def _ready(self):  # type: ignore[no-untyped-def]
+    def resume(self) -> bool:
+        """Let workers claim from this queue again; False if it was not paused."""
+        deleted, _ = Pause.objects.using(self.using).filter(queue_name=self.name).delete()
+        if deleted:
+            signals.queue_resumed.send(sender=Queue, queue=self)
+        return bool(deleted)
+
+    def _ready(self) -> ReadyExecutionQuerySet:
         return ReadyExecution.objects.using(self.using).filter(queue_name=self.name)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from typing import Any
 
-from django.db import connections, models
+from django.db import models
 from django.utils import timezone
 
 from .claimed_execution import ClaimedExecution
-from .execution import Execution, delete_by_pk, job_field
+from .execution import Execution, job_field
 from .job import Job
-from .short_transaction import short_transaction
-from .sql import NOTIFY_CHANNEL, Statement, Statements, queue_filter
+from .queue_cap import QueueCap
+from .rows import instances
+from .sql import ClaimedRows, Dialect, Statement, dialect_for, queue_filter
 
 
 class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
@@ -24,7 +25,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
                 for job in jobs
             ]
         )
-        _notify(self.db, {job.queue_name for job in jobs})
+        dialect_for(self.db).notify({job.queue_name for job in jobs})
         return rows
 
     def claim(
@@ -35,73 +36,86 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         worker_id: str,
         queue_name: str | None = None,
         exclude_queues: Iterable[str] = (),
+        paused_tasks: Sequence[str] | None = None,
+        max_concurrency: int | None = None,
     ) -> list[ClaimedExecution]:
         """Claim up to ``limit`` jobs, highest priority first.
 
         ``queue_name`` None claims from every queue but ``exclude_queues``.
-        Rows locked by another claimer are skipped, never waited for.
+        Rows locked by another claimer are skipped, never waited for. Jobs
+        of paused tasks stay ready; ``paused_tasks`` is the caller's last
+        read of them (None: unknown), checked in the claim's own snapshot.
+        ``max_concurrency`` caps ``queue_name``'s claimed jobs over every
+        worker (``QueueCap``).
         """
         if limit <= 0:
             return []
-        statements = Statements(connections[self.db])
-        queue = queue_filter(queue_name, list(exclude_queues))
+        dialect = dialect_for(self.db)
+        where, params = queue_filter(queue_name, list(exclude_queues))
+        queue = (f"{where} AND {dialect.task_pause_filter(paused_tasks)}", params)
         now = timezone.now()
-        if statements.is_postgresql:
-            jobs = self._claim_in_one_statement(statements, limit, queue, process_id, worker_id, now)
+        if max_concurrency is not None:
+            assert queue_name is not None, "a cap applies to one queue"
+            claimed = self._claim_capped(
+                dialect, limit, queue_name, max_concurrency, queue, process_id, worker_id, now
+            )
         else:
-            with short_transaction(self.db):
-                jobs = self._claim_in_steps(statements, limit, queue, process_id, worker_id, now)
+            claimed = dialect.claim(limit, queue, process_id, worker_id, now)
+        jobs = instances(Job, self.db, claimed.columns, [row for _, row in claimed.rows])
         fields = ["id", "job_id", "process_id", "created_at"]
-        claimed = []
-        for claim_id, job in jobs:
+        rows = []
+        for (claim_id, _), job in zip(claimed.rows, jobs, strict=True):
             row = ClaimedExecution.from_db(self.db, fields, [claim_id, job.pk, process_id, now])
             row.job = job
-            claimed.append(row)
-        return claimed
+            rows.append(row)
+        return rows
 
-    def _claim_in_one_statement(
+    def _claim_capped(
         self,
-        statements: Statements,
+        dialect: Dialect,
         limit: int,
+        queue_name: str,
+        max_concurrency: int,
         queue: Statement,
-        process_id: int | None,
-        worker_id: str,
-        now: datetime,
-    ) -> list[tuple[int, Job]]:
-        sql, params = statements.claim_in_one(limit, queue, process_id, worker_id, now)
-        # RETURNING has no order: put the batch back in claim order.
-        jobs = sorted(
-            Job.objects.using(self.db).raw(sql, params), key=lambda job: (-job.priority, job.pk)
-        )
-        return [(vars(job).pop("claim_id"), job) for job in jobs]
+        *claim: Any,
+    ) -> ClaimedRows:
+        """Claim while holding the queue's lock row: at most the room left
+        under ``max_concurrency``. An empty queue takes no lock."""
+        if not self.filter(queue_name=queue_name).exists():
+            return _NONE
+        caps = QueueCap.objects.using(self.db)
+        claimed = self._claim_under_lock(dialect, limit, queue_name, max_concurrency, queue, *claim)
+        if claimed is None:
+            # The queue's first claim: its lock row is made on its own.
+            caps.ensure(queue_name)
+            claimed = self._claim_under_lock(
+                dialect, limit, queue_name, max_concurrency, queue, *claim
+            )
+        return claimed or _NONE
 
-    def _claim_in_steps(
+    def _claim_under_lock(
         self,
-        statements: Statements,
+        dialect: Dialect,
         limit: int,
+        queue_name: str,
+        max_concurrency: int,
         queue: Statement,
-        process_id: int | None,
-        worker_id: str,
-        now: datetime,
-    ) -> list[tuple[int, Job]]:
-        """Lock ready rows, insert their claims, delete them by primary key
-        and stamp their jobs; the caller holds the transaction."""
-        with statements.connection.cursor() as cursor:
-            cursor.execute(*statements.lock_ready(limit, queue))
-            locked = cursor.fetchall()
-            if not locked:
-                return []
-            job_ids = [job_id for _, job_id in locked]
-            sql, params, returning = statements.insert_claims(job_ids, process_id, now)
-            cursor.execute(sql, params)
-            if not returning:
-                cursor.execute(*statements.claim_ids(job_ids))
-            claim_ids = dict(cursor.fetchall())
-            delete_by_pk(self, [ready_id for ready_id, _ in locked])
-            cursor.execute(*statements.stamp_jobs(job_ids, worker_id, now))
-        selected = Job.objects.using(self.db).raw(*statements.select_jobs(job_ids))
-        jobs = {job.pk: job for job in selected}
-        return [(claim_ids[job_id], jobs[job_id]) for job_id in job_ids]
+        *claim: Any,
+    ) -> ClaimedRows | None:
+        """The capped claim's transaction; None if the lock row is missing."""
+        caps = QueueCap.objects.using(self.db)
+        with dialect.transaction():
+            claims = caps.lock(queue_name)
+            if claims is None:
+                return None
+            running = caps.running(queue_name, claims)
+            room = 0 if running is None else min(limit, max_concurrency - running)
+            if room <= 0:
+                return _NONE
+            claimed = dialect.claim_in_transaction(room, queue, *claim)
+            if claimed.rows:
+                caps.record_claim(queue_name)
+            return claimed
 
     def queue_names(self) -> list[str]:
         return sorted(set(self.values_list("queue_name", flat=True).distinct()))
@@ -124,11 +138,5 @@ class ReadyExecution(Execution):
         ]
 
 
-def _notify(using: str, queue_names: set[str]) -> None:
-    """Wake idle PostgreSQL listeners when the transaction commits."""
-    connection = connections[using]
-    if connection.vendor != "postgresql" or not queue_names:
-        return
-    with connection.cursor() as cursor:
-        for name in sorted(queue_names):
-            cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, name])
+# Nothing claimed.
+_NONE = ClaimedRows([], [])

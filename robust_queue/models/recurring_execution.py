@@ -7,6 +7,9 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
+from ..batching import drain
+from .clock import DatabaseNow
+
 DEFAULT_BATCH_SIZE = 500
 
 
@@ -26,17 +29,16 @@ class RecurringExecutionQuerySet(models.QuerySet["RecurringExecution"]):
     def clear_in_batches(
         self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
     ) -> int:
-        """Delete dedup rows of slots older than ``older_than``."""
-        cutoff = timezone.now() - older_than
-        deleted = 0
-        while True:
-            with transaction.atomic(using=self.db):
-                old = self.filter(run_at__lt=cutoff).order_by("pk")
-                pks = list(old.values_list("pk", flat=True)[:batch_size])
-                self.filter(pk__in=pks).delete()
-            deleted += len(pks)
-            if len(pks) < batch_size:
-                return deleted
+        """Delete dedup rows of slots older than ``older_than`` (by the
+        database's clock, which chose the slots)."""
+        old = self.filter(run_at__lt=DatabaseNow() - older_than).order_by("pk")
+        return drain(lambda: self._delete_batch(old, batch_size), batch_size)
+
+    def _delete_batch(self, rows: RecurringExecutionQuerySet, batch_size: int) -> int:
+        with transaction.atomic(using=self.db):
+            pks = list(rows.values_list("pk", flat=True)[:batch_size])
+            self.filter(pk__in=pks).delete()
+        return len(pks)
 
 
 class RecurringExecution(models.Model):

@@ -7,15 +7,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db import connections, models, transaction
+from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from .. import conf
 from ..arguments import decode_arguments
-from ..compat import Task
+from ..compat import InvalidTask, Task
+from ..exceptions import DeserializationError, UnknownTaskError
 from ..registry import resolve_task
 from .job import Job
 from .recurring_execution import RecurringExecution
+from .sql import dialect_for
 
 if TYPE_CHECKING:
     from ..recurrence import RecurringDefinition
@@ -41,14 +43,11 @@ class RecurringTaskQuerySet(models.QuerySet["RecurringTask"]):
                 self.bulk_create(
                     rows,
                     update_conflicts=True,
-                    unique_fields=["key"] if self._with_target() else None,
+                    unique_fields=dialect_for(self.db).upsert_target(["key"]),
                     update_fields=SYNCED_FIELDS,
                 )
             gone = self.filter(static=True).exclude(key__in=[row.key for row in rows])
             gone.delete()
-
-    def _with_target(self) -> bool:
-        return bool(connections[self.db].features.supports_update_conflicts_with_target)
 
 
 class RecurringTask(models.Model):
@@ -61,6 +60,8 @@ class RecurringTask(models.Model):
     priority = models.SmallIntegerField(null=True, blank=True)
     description = models.TextField(blank=True, default="")
     static = models.BooleanField(default=True)
+    # Kept by ``sync_static``: an operator's switch outlives deploys.
+    enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -68,6 +69,7 @@ class RecurringTask(models.Model):
 
     class Meta:
         db_table = "robust_queue_recurring_task"
+        permissions = [("toggle_recurringtask", "Can enable and disable recurring tasks")]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.schedule})"
@@ -94,26 +96,53 @@ class RecurringTask(models.Model):
         number of schedulers enqueue each slot exactly once.
         """
         task = self.get_task()
+        arguments = self.decoded_arguments()
         using = conf.database_for(task.backend)
         with transaction.atomic(using=using):
+            if not self._is_enabled_now(using):
+                return None
             slot = RecurringExecution.objects.using(using).record_slot(self.key, run_at)
             if slot is None:
                 return None
-            job = self._enqueue(task, using)
+            job = self._enqueue(task, using, arguments)
             slot.job = job
             slot.save(update_fields=["job"])
         logger.info("Enqueued recurring task %s for %s", self.key, run_at.isoformat())
         return job
 
+    def enable(self) -> bool:
+        """Let schedulers enqueue this task again, from its next slot on
+        (missed slots are not back-filled); False if it was enabled."""
+        return self._switch(True)
+
+    def disable(self) -> bool:
+        """Stop every scheduler enqueueing this task (run now still works);
+        False if it was disabled."""
+        return self._switch(False)
+
+    def _switch(self, enabled: bool) -> bool:
+        rows = RecurringTask.objects.using(self._state.db or conf.queue_database())
+        changed = rows.filter(pk=self.pk).exclude(enabled=enabled).update(
+            enabled=enabled, updated_at=timezone.now()
+        )
+        self.enabled = enabled
+        return changed > 0
+
+    def _is_enabled_now(self, using: str) -> bool:
+        # Read in the slot's transaction: a scheduler that planned this
+        # slot before an operator disabled the task enqueues nothing.
+        return RecurringTask.objects.using(using).filter(pk=self.pk, enabled=True).exists()
+
     def run_now(self) -> Job | None:
         """Enqueue the task once now, outside its schedule."""
         task = self.get_task()
-        return self._enqueue(task, conf.database_for(task.backend))
+        return self._enqueue(task, conf.database_for(task.backend), self.decoded_arguments())
 
-    def get_task(self) -> Task:
+    def get_task(self) -> Task[..., Any]:
         """The task to enqueue, with this definition's queue and priority.
 
-        Raises ``UnknownTaskError`` if the path names no allowed task.
+        Raises ``UnknownTaskError`` if the path names no allowed task or
+        the task refuses this queue or priority.
         """
         task = resolve_task(self.task_path, self.backend_alias)
         options: dict[str, Any] = {}
@@ -121,10 +150,43 @@ class RecurringTask(models.Model):
             options["queue_name"] = self.queue_name
         if self.priority is not None:
             options["priority"] = self.priority
-        return task.using(**options) if options else task
+        try:
+            return task.using(**options) if options else task
+        except InvalidTask as exc:
+            raise UnknownTaskError(
+                f"Recurring task {self.key!r} cannot enqueue {self.task_path!r}: {exc}"
+            ) from exc
 
-    def _enqueue(self, task: Task, using: str) -> Job | None:
-        args, kwargs = decode_arguments(self.arguments or {})
+    def decoded_arguments(self) -> tuple[list[Any], dict[str, Any]]:
+        """The ``(args, kwargs)`` to enqueue with.
+
+        Raises ``DeserializationError`` naming this task if the stored
+        column is not ``{'args': [...], 'kwargs': {...}}`` or its values
+        cannot be decoded (a database error stays what it is).
+        """
+        data = self.arguments or {}
+        if not (
+            isinstance(data, dict)
+            and isinstance(data.get("args", []), list)
+            and isinstance(data.get("kwargs", {}), dict)
+        ):
+            raise DeserializationError(
+                f"Recurring task {self.key!r}'s stored arguments are not "
+                f"{{'args': [...], 'kwargs': {{...}}}}: {str(data)[:200]!r}"
+            )
+        try:
+            return decode_arguments(data)
+        except DatabaseError:
+            raise
+        except Exception as exc:
+            raise DeserializationError(
+                f"Recurring task {self.key!r}'s arguments cannot be decoded: {exc}"
+            ) from exc
+
+    def _enqueue(
+        self, task: Task[..., Any], using: str, arguments: tuple[list[Any], dict[str, Any]]
+    ) -> Job | None:
+        args, kwargs = arguments
         result = task.enqueue(*args, **kwargs)
         # None when a concurrency limit discarded the job.
         return Job.objects.using(using).filter(result_id=result.id).first()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import models, transaction
-from django.utils import timezone
 
+from .clock import DatabaseNow
 from .execution import Execution, delete_by_pk, dispatch_now, job_field, lock_with_jobs
 from .job import Job
 
@@ -20,14 +20,15 @@ class ScheduledExecutionQuerySet(models.QuerySet["ScheduledExecution"]):
                     job=job,
                     queue_name=job.queue_name,
                     priority=job.priority,
-                    scheduled_at=job.run_after or timezone.now(),
+                    scheduled_at=job.run_after or DatabaseNow(),
                 )
                 for job in jobs
             ]
         )
 
     def due(self) -> ScheduledExecutionQuerySet:
-        return self.filter(scheduled_at__lte=timezone.now())
+        """Rows whose time has come by the database's clock."""
+        return self.filter(scheduled_at__lte=DatabaseNow())
 
     def dispatch_next_batch(self, batch_size: int) -> int:
         """Move up to ``batch_size`` due jobs on; return how many moved.

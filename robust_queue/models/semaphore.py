@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
+from typing import Any
 
-from django.db import connections, models, transaction
+from django.db import models, transaction
 from django.utils import timezone
+
+from ..batching import drain
+from .clock import DatabaseNow
+from .sql import dialect_for
 
 
 class SemaphoreQuerySet(models.QuerySet["Semaphore"]):
@@ -15,49 +20,46 @@ class SemaphoreQuerySet(models.QuerySet["Semaphore"]):
         The row stays locked until the caller's transaction ends, so a
         concurrent ``signal`` waits and then sees any job blocked here.
         """
-        now = timezone.now()
-        self._lock_or_create(key, limit, now + lease)
+        self._lock_or_create(key, limit, lease)
         rows = self.filter(key=key, value__gt=0)
-        return (
-            rows.update(value=models.F("value") - 1, expires_at=now + lease, updated_at=now)
-            > 0
-        )
+        return rows.update(value=models.F("value") - 1, **_renewed(lease)) > 0
 
     def signal(self, key: str, limit: int, lease: timedelta) -> bool:
         """Give one slot of ``key`` back; never above ``limit``."""
-        now = timezone.now()
         rows = self.filter(key=key, value__lt=limit)
-        return (
-            rows.update(value=models.F("value") + 1, expires_at=now + lease, updated_at=now)
-            > 0
-        )
+        return rows.update(value=models.F("value") + 1, **_renewed(lease)) > 0
 
     def expired(self) -> SemaphoreQuerySet:
-        return self.filter(expires_at__lt=timezone.now())
+        """Semaphores whose lease ended, by the database's clock."""
+        return self.filter(expires_at__lt=DatabaseNow())
 
     def expire_all_in_batches(self, batch_size: int = 500) -> int:
         """Delete expired semaphores, a batch per transaction."""
-        deleted = 0
-        while True:
-            with transaction.atomic(using=self.db):
-                expired = self.expired().select_for_update(skip_locked=True)
-                pks = list(expired.values_list("pk", flat=True)[:batch_size])
-                self.filter(pk__in=pks).delete()
-            deleted += len(pks)
-            if len(pks) < batch_size:
-                return deleted
+        return drain(lambda: self._expire_batch(batch_size), batch_size)
 
-    def _lock_or_create(self, key: str, limit: int, expires_at: datetime) -> None:
+    def _expire_batch(self, batch_size: int) -> int:
+        with transaction.atomic(using=self.db):
+            expired = self.expired().select_for_update(skip_locked=True)
+            pks = list(expired.values_list("pk", flat=True)[:batch_size])
+            self.filter(pk__in=pks).delete()
+        return len(pks)
+
+    def _lock_or_create(self, key: str, limit: int, lease: timedelta) -> None:
         # An upsert locks the row exclusively whether it inserts it or not.
         # A plain INSERT that hits the unique key takes a shared lock on
         # MySQL/MariaDB, and two such transactions deadlock upgrading it.
-        features = connections[self.db].features
         self.bulk_create(
-            [Semaphore(key=key, value=limit, expires_at=expires_at)],
+            [Semaphore(key=key, value=limit, **_renewed(lease))],
             update_conflicts=True,
             update_fields=["updated_at"],
-            unique_fields=["key"] if features.supports_update_conflicts_with_target else None,
+            unique_fields=dialect_for(self.db).upsert_target(["key"]),
         )
+
+
+def _renewed(lease: timedelta) -> dict[str, Any]:
+    # Leases are compared by other hosts: stamp them with the database's
+    # clock, inside the statement.
+    return {"expires_at": DatabaseNow() + lease, "updated_at": DatabaseNow()}
 
 
 class Semaphore(models.Model):

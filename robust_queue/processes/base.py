@@ -11,9 +11,9 @@ import logging
 import os
 from typing import Any
 
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
-from .. import hooks
+from .. import hooks, signals
 from ..models import Process
 from .registration import Heartbeat, Registration
 from .wakeup import Wakeup
@@ -30,6 +30,9 @@ class Runnable:
     """One process role: worker, dispatcher or scheduler."""
 
     kind = "process"
+    # The supervisor beats from its own loop: it must stay thread-free to
+    # fork safely.
+    heartbeat_in_thread = True
 
     def __init__(
         self,
@@ -45,11 +48,15 @@ class Runnable:
         self.wakeup = Wakeup()
         self.stopping = False
         self.immediately = False
+        # Why this process ended itself to be replaced (worker recycling);
+        # None otherwise.
+        self.recycled: str | None = None
         self.registration = Registration(
             self.kind, using=using, metadata=self.metadata, supervisor_id=supervisor_id
         )
         self.heartbeat: Heartbeat | None = None
         self.process: Process | None = None
+        self._outages_seen = 0
 
     @property
     def name(self) -> str:
@@ -74,12 +81,20 @@ class Runnable:
             self._shutdown()
 
     def _run_once_safely(self) -> float:
+        assert self.heartbeat is not None
+        if self.heartbeat.outages != self._outages_seen:
+            # The database went away since the last round: this thread's
+            # connection died with it; replace it before using it.
+            self._outages_seen = self.heartbeat.outages
+            connections.close_all()
         try:
             return self.run_once()
-        except DatabaseError:
+        except DatabaseError as exc:
             # A dropped connection or a failover: replace this thread's
             # connection and try again after a pause, instead of dying.
-            logger.exception("%s: database error; retrying", self.name)
+            # One warning per outage, not a traceback per round.
+            self.heartbeat.failed(exc, doing="Work")
+            self._outages_seen = self.heartbeat.outages
             connections.close_all()
             return ERROR_PAUSE
 
@@ -99,13 +114,45 @@ class Runnable:
     def shutdown(self) -> None:
         """Role-specific clean-up, before deregistration."""
 
+    def stuck_threads(self) -> list[str]:
+        """Threads this role gave up on that still run (a body blocked in
+        C past its interrupt): only the end of the process ends them."""
+        return []
+
     def _boot(self) -> None:
-        self.process = self.registration.start()
-        self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.stop)
-        self.heartbeat.start()
+        self.process = self._register()
+        self.heartbeat = Heartbeat(
+            self.process, self.heartbeat_interval, self.lost_registration
+        )
+        if self.heartbeat_in_thread:
+            self.heartbeat.start()
         self.boot()
         logger.info("%s started (pid %s)", self.name, os.getpid())
+        signals.process_started.send(sender=type(self), process=self.process, runnable=self)
         hooks.run(self.kind, "on_start", self)
+
+    def lost_registration(self) -> None:
+        """Our row was pruned: stop (the supervisor starts a new one)."""
+        self.stop()
+
+    def _register(self) -> Process:
+        """Register, waiting for the database if it is down.
+
+        Only connection errors wait; an integrity error (our supervisor's
+        row is gone) ends the process, and the supervisor starts another.
+        """
+        warned = False
+        while True:
+            try:
+                return self.registration.start()
+            except (OperationalError, InterfaceError) as exc:
+                if self.stopping:
+                    raise
+                if not warned:
+                    logger.warning("%s waits for the database to register: %s", self.name, exc)
+                    warned = True
+                connections.close_all()
+                self.wakeup.wait(ERROR_PAUSE)
 
     def _shutdown(self) -> None:
         hooks.run(self.kind, "on_stop", self)
@@ -117,6 +164,10 @@ class Runnable:
                 self.heartbeat.stop()
             self.registration.stop()
             logger.info("%s stopped", self.name)
+            if self.process is not None:
+                signals.process_stopped.send(
+                    sender=type(self), process=self.process, runnable=self
+                )
             hooks.run(self.kind, "on_exit", self)
             connections.close_all()
 

@@ -1,4 +1,8 @@
-"""How the supervisor runs its roles: forked processes or threads."""
+"""How the supervisor runs its roles: forked processes or threads.
+
+``ForkedChild`` and ``ThreadChild`` share one interface (stop, exit reason,
+kill, claims), so the supervisor never asks which one it holds.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,15 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from typing import NoReturn
 
 from django.db import connections
+from django.utils import timezone
 
+from ..models import Process
+from ..models.process import ProcessQuerySet
 from .base import Runnable
 from .signal_handling import restore_defaults
 
@@ -31,30 +39,167 @@ class Role:
     build: Callable[..., Runnable]
 
 
-@dataclass(slots=True)
 class Child:
-    role: Role
-    started_at: float = field(default_factory=time.monotonic)
-    failures: int = 0
-    runnable: Runnable | None = None
-    thread: threading.Thread | None = None
+    """One running role. ``pid`` is set for a forked child only."""
+
+    pid: int | None = None
+
+    def __init__(self, role: Role, failures: int) -> None:
+        self.role = role
+        self.failures = failures
+        self.started_at = time.monotonic()
+        # Set once it ended by itself to be replaced (a recycled worker
+        # exits 0); such an exit is no failure.
+        self.clean_exit = False
 
     def replacement_delay(self) -> tuple[float, int]:
         """Back-off before replacing this child, and the new failure count."""
-        if time.monotonic() - self.started_at >= STABLE_AFTER:
+        if self.clean_exit or time.monotonic() - self.started_at >= STABLE_AFTER:
             return 0.0, 0
         return min(2.0**self.failures, MAX_BACKOFF), self.failures + 1
 
+    def stop(self, *, immediately: bool = False) -> None:
+        """Ask the child to stop (gracefully unless ``immediately``)."""
+        raise NotImplementedError
 
-def fork(role: Role, failures: int, **build_kwargs: object) -> tuple[int, Child]:
-    """Fork a child running ``role``; the child never returns."""
-    # A forked child must not share the parent's database sockets.
-    connections.close_all()
-    pid = os.fork()
-    if pid == 0:
-        _run_forked(role, build_kwargs)
-    logger.info("Forked %s (pid %d)", role.kind, pid)
-    return pid, Child(role, failures=failures)
+    def exit_reason(self) -> str | None:
+        """Why the child ended, or None while it runs; never blocks."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """End a child that did not stop in time."""
+
+    def process_pk(self) -> int | None:
+        """The child's row, when this process knows it."""
+        return None
+
+    def fail_claims(self, supervisor: Process, reason: str, *, pid_reused: bool) -> int:
+        """It died: fail its claims with ``reason``; drop its row."""
+        return self.rows(supervisor, pid_reused=pid_reused).fail_all_claims(reason)
+
+    def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
+        """The process rows this child registered under ``supervisor``."""
+        raise NotImplementedError
+
+
+class ForkedChild(Child):
+    pid: int
+
+    def __init__(self, role: Role, failures: int, pid: int) -> None:
+        super().__init__(role, failures)
+        self.pid = pid
+        self.exited_at: datetime | None = None
+
+    def __str__(self) -> str:
+        return f"{self.role.kind} (pid {self.pid})"
+
+    @classmethod
+    def start(cls, role: Role, failures: int, **build_kwargs: object) -> ForkedChild:
+        """Fork a child running ``role``; the child never returns.
+
+        The caller must be the only thread: a connection held by another
+        thread would be inherited, and when the child's copy is dropped
+        MySQL's client sends QUIT on the shared socket, ending the parent's
+        session (and Python 3.12 warns about forking with threads).
+        """
+        _warn_about_threads()
+        # A forked child must not share the parent's database sockets.
+        connections.close_all()
+        parent_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _run_forked(role, {**build_kwargs, "parent_pid": parent_pid})
+        logger.info("Forked %s (pid %d)", role.kind, pid)
+        return cls(role, failures, pid)
+
+    def stop(self, *, immediately: bool = False) -> None:
+        try:
+            os.kill(self.pid, signal.SIGQUIT if immediately else signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    def exit_reason(self) -> str | None:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return self._exited("exited")
+        if pid == 0:
+            return None
+        self.clean_exit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        return self._exited(describe_exit(status))
+
+    def kill(self) -> None:
+        logger.error("%s did not stop in time; killing it", self)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        self._exited("killed")
+
+    def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
+        # A new child with the same pid: only rows older than this exit.
+        before = self.exited_at if pid_reused else None
+        return supervisor.supervisees_with_pid(self.pid, before=before)
+
+    def _exited(self, reason: str) -> str:
+        self.exited_at = timezone.now()
+        return reason
+
+
+class ThreadChild(Child):
+    def __init__(self, role: Role, failures: int, runnable: Runnable) -> None:
+        super().__init__(role, failures)
+        self.runnable = runnable
+        self.thread = threading.Thread(target=runnable.start, name=f"rq-{role.kind}", daemon=True)
+
+    def __str__(self) -> str:
+        return f"{self.role.kind} thread {self.runnable.name}"
+
+    @classmethod
+    def start(cls, role: Role, failures: int, **build_kwargs: object) -> ThreadChild:
+        child = cls(role, failures, role.build(**build_kwargs))
+        child.thread.start()
+        return child
+
+    def stop(self, *, immediately: bool = False) -> None:
+        self.runnable.stop(immediately=immediately)
+
+    def exit_reason(self) -> str | None:
+        if self.thread.is_alive():
+            return None
+        stuck = self.runnable.stuck_threads()
+        if stuck:
+            _report_stuck(self, stuck)
+        else:
+            # A stuck thread pokes the pipe when its call returns: closed,
+            # its number could be reused by a socket the byte would corrupt.
+            self.runnable.wakeup.close()
+        if self.runnable.recycled is not None:
+            self.clean_exit = True
+            return f"stopped ({self.runnable.recycled})"
+        return "stopped"
+
+    def process_pk(self) -> int | None:
+        process = self.runnable.process
+        return None if process is None else process.pk
+
+    def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
+        # By row, not by supervisor: a row left unsupervised while the
+        # supervisor re-registers is still this thread's.
+        rows = Process.objects.using(supervisor._state.db)
+        pk = self.process_pk()
+        return rows.none() if pk is None else rows.filter(pk=pk)
+
+
+def _report_stuck(child: ThreadChild, stuck: list[str]) -> None:
+    logger.error(
+        "%s leaves %s behind: a thread blocked outside Python cannot be "
+        "stopped in thread mode. It stays in this process until its call "
+        "returns, and what it does then is not recorded (the job's failure "
+        "already is). Restart the supervisor to end it; use fork mode where "
+        "time limits and cancelling matter.", child, ", ".join(stuck),
+    )
 
 
 def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
@@ -75,6 +220,12 @@ def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
         os._exit(code)
 
 
+def _warn_about_threads() -> None:
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    if others:
+        logger.warning("Forking while other threads run (%s)", ", ".join(others))
+
+
 def _terminate_with_parent() -> None:
     """Ask Linux to send SIGTERM when the supervisor dies (kill -9 too).
 
@@ -85,13 +236,6 @@ def _terminate_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         pass
-
-
-def start_thread(role: Role, failures: int, **build_kwargs: object) -> Child:
-    runnable = role.build(**build_kwargs)
-    thread = threading.Thread(target=runnable.start, name=f"rq-{role.kind}", daemon=True)
-    thread.start()
-    return Child(role, failures=failures, runnable=runnable, thread=thread)
 
 
 def describe_exit(status: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .. import hooks, recurrence
+from .. import hooks, queue_caps, recurrence, task_retention
 from ..config import SupervisorConfig
 
 
@@ -35,4 +35,10 @@ def build_config(options: dict[str, Any]) -> SupervisorConfig:
 
 def problems(config: SupervisorConfig) -> list[str]:
     """Everything wrong with the configuration, recurring tasks and hooks."""
-    return [*config.validate(), *recurrence.validate_recurring(), *hooks.validate()]
+    return [
+        *config.validate(),
+        *recurrence.validate_recurring(),
+        *hooks.validate(),
+        *queue_caps.validate_settings(),
+        *task_retention.validate_settings(),
+    ]

@@ -1,32 +1,39 @@
 """PostgreSQL LISTEN: wake an idle worker as soon as a job becomes ready.
 
 Polling stays the correctness path; a lost notification only costs one
-polling interval. Other databases have no listener.
+polling interval. A lost connection is tried again every few seconds and
+reported once (outage.py). Other databases have no listener.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 
-from django.db import connections
+from ..models.sql import dialect_for
+from .outage import FailureGate, ReportFailure
 
-from ..models.sql import NOTIFY_CHANNEL
-
-logger = logging.getLogger(__name__)
+# Seconds between attempts to listen again; polling covers the gap.
+RECONNECT_AFTER = 5.0
 
 
 class Listener:
-    def __init__(self, using: str, on_notify: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        using: str,
+        on_notify: Callable[[], None],
+        report_failure: ReportFailure | None = None,
+    ) -> None:
         self.using = using
         self.on_notify = on_notify
+        # A database outage is the process's to report, once.
+        self._failures = FailureGate(report_failure, "LISTEN")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rq-listen", daemon=True)
 
     @staticmethod
     def is_supported(using: str) -> bool:
-        return connections[using].vendor == "postgresql"
+        return dialect_for(using).supports_listen
 
     def start(self) -> None:
         self._thread.start()
@@ -38,16 +45,9 @@ class Listener:
         while not self._stop.is_set():
             try:
                 self._listen()
-            except Exception:  # noqa: BLE001 - polling covers any failure
-                logger.warning("LISTEN connection lost; polling until it is back")
-                self._stop.wait(5)
+            except Exception as exc:  # noqa: BLE001 - polling covers any failure
+                self._failures.failed(exc)
+                self._stop.wait(RECONNECT_AFTER)
 
     def _listen(self) -> None:
-        import psycopg  # noqa: PLC0415 - only PostgreSQL deployments have it
-
-        params = connections[self.using].get_connection_params()
-        with psycopg.connect(**params, autocommit=True) as connection:
-            connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
-            while not self._stop.is_set():
-                for _ in connection.notifies(timeout=1.0, stop_after=1):
-                    self.on_notify()
+        dialect_for(self.using).listen(self._stop, self.on_notify, self._failures.succeeded)

@@ -13,8 +13,8 @@ class Pidfile:
         self.path = Path(path)
 
     def acquire(self) -> None:
-        other = self._read()
-        if other and other != os.getpid() and _alive(other):
+        other = self.read()
+        if other and other != os.getpid() and pid_alive(other):
             raise ConfigurationError(
                 f"A supervisor is already running with pid {other} ({self.path})."
             )
@@ -22,17 +22,18 @@ class Pidfile:
         self.path.write_text(f"{os.getpid()}\n")
 
     def release(self) -> None:
-        if self._read() == os.getpid():
+        if self.read() == os.getpid():
             self.path.unlink(missing_ok=True)
 
-    def _read(self) -> int | None:
+    def read(self) -> int | None:
+        """The pid written in the file, if any."""
         try:
             return int(self.path.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

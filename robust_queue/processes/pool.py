@@ -12,22 +12,37 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 from django.db import connections
 
 from ..models import ClaimedExecution
+from ..performing import Guard, perform
 
 logger = logging.getLogger(__name__)
 
 
 class Pool:
-    def __init__(self, size: int, *, using: str, on_idle: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        size: int,
+        *,
+        using: str,
+        on_idle: Callable[[], None],
+        guard: Guard | None = None,
+    ) -> None:
         self.size = size
         self.using = using
         self.on_idle = on_idle
+        self.guard = guard
+        # Threads stuck in a body that ignored its interrupt: not waited for.
+        self._abandoned: set[int] = set()
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
         self._busy = 0
         self._lock = threading.Lock()
+        # Claims whose outcome is known but not yet written (or never will
+        # be): shutdown must not give them back to ready.
+        self._finalizing: set[int] = set()
         self._threads = [
             threading.Thread(target=self._run, name=f"rq-pool-{i}", daemon=True)
             for i in range(size)
@@ -40,19 +55,41 @@ class Pool:
         with self._lock:
             return self.size - self._busy
 
+    def finalizing(self) -> set[int]:
+        """Claims (pks) whose body has run but whose outcome is not written.
+
+        A thread still retrying a finalize, or one that gave up, keeps its
+        claim here for as long as the process lives.
+        """
+        with self._lock:
+            return set(self._finalizing)
+
     def post(self, claimed: ClaimedExecution) -> None:
         with self._lock:
             self._busy += 1
         self._jobs.put(claimed)
 
+    def abandon(self, claim_pk: int) -> None:
+        """Give up on the thread running claim ``claim_pk`` (its body does
+        not respond): ``drain`` no longer waits for it, and shutdown never
+        gives its job back to ready."""
+        with self._lock:
+            self._abandoned.add(claim_pk)
+            self._finalizing.add(claim_pk)
+
     def drain(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` s for running jobs; True if all finished."""
+        """Wait up to ``timeout`` s for running jobs; True if all finished
+        (abandoned threads aside)."""
         deadline = time.monotonic() + timeout
-        while self.idle < self.size:
+        while self._still_running():
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.05)
         return True
+
+    def _still_running(self) -> bool:
+        with self._lock:
+            return self._busy > len(self._abandoned)
 
     def close(self) -> None:
         for _ in self._threads:
@@ -60,19 +97,48 @@ class Pool:
 
     def _run(self) -> None:
         while (claimed := self._jobs.get()) is not None:
+            recorded: list[bool] = []
             try:
-                claimed.perform()
-            except Exception:
-                # perform() records task errors itself; this is a failure
-                # to finalize even after retries. The claim stays for the
-                # supervisor's pruning to fail or release.
-                logger.exception("Job %s could not be finalized", claimed.job_id)
+                perform(
+                    claimed,
+                    on_outcome=partial(self._mark_finalizing, claimed.pk),
+                    guard=self.guard,
+                    on_recorded=partial(self._recorded, claimed.pk, recorded),
+                )
+            except Exception:  # noqa: BLE001 - a failure past perform()'s own handling is logged
+                self._log_failure(claimed, recorded=bool(recorded))
             finally:
                 self._keep_connection_healthy()
                 with self._lock:
                     self._busy -= 1
+                    self._abandoned.discard(claimed.pk)
                 self.on_idle()
         connections.close_all()
+
+    def _mark_finalizing(self, claim_pk: int) -> None:
+        with self._lock:
+            self._finalizing.add(claim_pk)
+
+    def _recorded(self, claim_pk: int, recorded: list[bool]) -> None:
+        """The outcome is written: nothing of this claim is left to keep."""
+        recorded.append(True)
+        with self._lock:
+            self._finalizing.discard(claim_pk)
+
+    def _log_failure(self, claimed: ClaimedExecution, *, recorded: bool) -> None:
+        # perform() records task errors, retries transient database errors,
+        # replaces refused outcomes and logs task_finished receivers'
+        # errors itself; this is a failure past all of that.
+        if recorded:
+            logger.exception(
+                "Job %s: its outcome is recorded, but what followed raised", claimed.job_id
+            )
+            return
+        # The claim stays, marked, for the supervisor to fail.
+        logger.exception(
+            "Job %s could not be finalized; it stays claimed until its "
+            "process is failed by the supervisor", claimed.job_id,
+        )
 
     def _keep_connection_healthy(self) -> None:
         connection = connections[self.using]

@@ -6,14 +6,15 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from django.db import DatabaseError, connections
-from django.utils import timezone
 from django.utils.crypto import get_random_string
 
 from ..models import Process
+from .outage import OutageReport
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class Registration:
         self.process: Process | None = None
 
     def start(self) -> Process:
-        self.process = Process.objects.using(self.using).create(
+        self.process = Process.objects.using(self.using).register(
             kind=self.kind,
             name=self.name,
             pid=os.getpid(),
@@ -54,16 +55,32 @@ class Registration:
         return self.process
 
     def stop(self) -> None:
-        if self.process is not None:
-            Process.objects.using(self.using).filter(pk=self.process.pk).delete()
+        if self.process is None:
+            return
+        try:
+            self.process.deregister()
+        except DatabaseError as exc:
+            # The database is down or locked as the process ends: its row
+            # stays, and its claims are failed when a supervisor prunes it.
+            logger.warning(
+                "%s could not remove its process row (%s); it is pruned once its "
+                "heartbeat is older than process_alive_threshold",
+                self.name, " ".join(str(exc).split()) or type(exc).__name__,
+            )
 
 
 class Heartbeat:
-    """Touches the row every ``interval`` seconds from its own thread.
+    """Keeps a process's row fresh and knows whether the database answers.
 
-    When the row is gone (the process was pruned), ``on_lost`` is called
-    once: the process stops itself.
+    Children beat from their own thread (``start()``); the supervisor calls
+    ``beat_if_due()`` from its loop, so that it stays thread-free and forks
+    safely. A failed beat logs one warning per outage and is retried every
+    ``RETRY`` seconds until the database is back. When the row is gone (the
+    process was pruned), ``on_lost`` is called once. Other threads report
+    their database errors through ``failed()`` too (``OutageReport``).
     """
+
+    RETRY = 1.0
 
     def __init__(
         self, process: Process, interval: float, on_lost: Callable[[], None]
@@ -71,6 +88,9 @@ class Heartbeat:
         self.process = process
         self.interval = interval
         self.on_lost = on_lost
+        # Shared by every thread of the process that uses the database.
+        self.report = OutageReport(process.name)
+        self._next_at = time.monotonic() + interval
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"heartbeat-{process.name}", daemon=True
@@ -84,23 +104,57 @@ class Heartbeat:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
+    @property
+    def outages(self) -> int:
+        """Outages seen so far: other threads' connections died in each."""
+        return self.report.outages
+
+    def healthy_for(self) -> float:
+        """Seconds since beats succeed again without a failure (0 if down)."""
+        return self.report.healthy_for()
+
+    def failed(self, error: BaseException, doing: str = "Heartbeat") -> None:
+        """Count a database error of any thread; warn once per outage."""
+        # Beat soon: the outage may be over before the interval is.
+        self._next_at = min(self._next_at, time.monotonic() + self.RETRY)
+        self.report.failed(error, doing)
+
+    def beat_if_due(self) -> None:
+        """Beat when the interval has passed (sooner while failing)."""
+        if time.monotonic() >= self._next_at and self._beat_safely() is False:
+            self._lost()
+
     def beat(self) -> bool:
         """Record one heartbeat; False if the row is gone."""
-        rows = Process.objects.using(self.process._state.db or "default")
-        return bool(rows.filter(pk=self.process.pk).update(last_heartbeat_at=timezone.now()))
+        return self.process.heartbeat()
+
+    def _beat_safely(self) -> bool | None:
+        """Beat; None if the database did not answer."""
+        try:
+            alive = self.beat()
+        except DatabaseError as exc:
+            self.failed(exc)
+            connections.close_all()
+            self._next_at = time.monotonic() + min(self.interval, self.RETRY)
+            return None
+        self.report.recovered()
+        self._next_at = time.monotonic() + self.interval
+        return alive
+
+    def _until_due(self) -> float:
+        # Capped: a failure seen by the process's loop brings the beat
+        # forward (``failed``).
+        return min(max(self._next_at - time.monotonic(), 0.0), self.RETRY)
+
+    def _lost(self) -> None:
+        logger.warning("%s is no longer registered (pruned)", self.process.name)
+        self.on_lost()
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(self.interval):
-                try:
-                    alive = self.beat()
-                except DatabaseError:
-                    logger.exception("Heartbeat of %s failed", self.process.name)
-                    connections.close_all()
-                    continue
-                if not alive:
-                    logger.warning("%s was pruned; stopping", self.process.name)
-                    self.on_lost()
+            while not self._stop.wait(self._until_due()):
+                if time.monotonic() >= self._next_at and self._beat_safely() is False:
+                    self._lost()
                     return
         finally:
             connections.close_all()

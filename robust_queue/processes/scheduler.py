@@ -13,21 +13,25 @@ enqueued at boot.
 from __future__ import annotations
 
 import logging
-import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import DatabaseError
-from django.utils import timezone
 
 from .. import conf, recurrence
-from ..exceptions import RobustQueueError
+from ..config import SchedulerConfig
+from ..exceptions import DeserializationError, RobustQueueError, UnknownTaskError
 from ..models import RecurringExecution, RecurringTask
+from ..models.clock import database_now
+from .base import Runnable
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_POLLING_INTERVAL = 60.0
-DEFAULT_DEDUP_RETENTION = timedelta(days=7)
+# The defaults of a scheduler built without a configuration (tests, shell).
+_DEFAULTS = SchedulerConfig()
 # How often the dedup rows past their retention are cleared.
 CLEAR_EVERY = timedelta(hours=1)
 # Slots skipped at most when a scheduler wakes up late (no back-fill).
@@ -43,41 +47,50 @@ class _Next:
 class Scheduler:
     """Enqueue recurring tasks; call ``boot()`` once, then ``run_once()``."""
 
-    kind = "scheduler"
-
     def __init__(
         self,
         *,
         using: str | None = None,
-        polling_interval: float = DEFAULT_POLLING_INTERVAL,
-        catch_up: bool = False,
+        polling_interval: float = _DEFAULTS.polling_interval,
+        catch_up: bool = _DEFAULTS.catch_up,
         dedup_retention: timedelta | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.using = using or conf.queue_database()
         self.polling_interval = polling_interval
         self.catch_up = catch_up
-        self.dedup_retention = dedup_retention or _dedup_retention()
+        self.dedup_retention = dedup_retention or conf.get(conf.CLEAR_RECURRING_EXECUTIONS_AFTER)
+        # Measures how long a tick took, to take it off the wait.
+        self._monotonic = monotonic
         self._next: dict[str, _Next] = {}
+        # Keys whose row cannot be enqueued (unknown task, malformed
+        # arguments) -> the row's values then; skipped until they change.
+        self._disabled: dict[str, tuple[Any, ...]] = {}
         self._cleared_at: datetime | None = None
 
     @property
-    def metadata(self) -> dict[str, object]:
-        return {"recurring_tasks": sorted(self._next)}
+    def planned(self) -> list[str]:
+        """Keys of the recurring tasks this scheduler will enqueue."""
+        return sorted(self._next)
 
     def boot(self, now: datetime | None = None) -> None:
         """Sync static definitions and plan the first slots.
 
         Raises ``ConfigurationError`` for invalid recurring tasks.
         """
-        now = now or timezone.now()
+        now = now or database_now(self.using)
         RecurringTask.objects.using(self.using).sync_static(recurrence.definitions())
         self._reload(now)
         if self.catch_up:
             self._catch_up(now)
 
     def run_once(self, now: datetime | None = None) -> float:
-        """Enqueue due slots; return the seconds until the next one."""
-        now = now or timezone.now()
+        """Enqueue due slots; return the seconds until the next one.
+
+        Slots are due by the database's clock, read once per tick.
+        """
+        started = self._monotonic()
+        now = now or database_now(self.using)
         self._reload(now)
         for planned in self._next.values():
             if planned.run_at <= now:
@@ -88,19 +101,17 @@ class Scheduler:
         soonest = min((p.run_at for p in self._next.values()), default=None)
         wait = self.polling_interval
         if soonest is not None:
-            wait = min(wait, (soonest - timezone.now()).total_seconds())
+            until = (soonest - now).total_seconds() - (self._monotonic() - started)
+            wait = min(wait, until)
         return max(wait, 0.0)
-
-    def run(self, stop: threading.Event) -> None:
-        """Boot, then loop until ``stop`` is set (for thread mode)."""
-        self.boot()
-        while not stop.is_set():
-            stop.wait(self.run_once())
 
     def _reload(self, now: datetime) -> None:
         # Rows may change under us (another scheduler's sync, the admin):
-        # keep the plan of unchanged tasks, plan new ones from now.
-        tasks = {t.key: t for t in RecurringTask.objects.using(self.using).all()}
+        # keep the plan of unchanged tasks, plan new ones from now. A task
+        # an operator disabled drops out; enabled again, it starts afresh.
+        enabled = RecurringTask.objects.using(self.using).filter(enabled=True)
+        tasks = {t.key: t for t in enabled}
+        tasks = {key: t for key, t in tasks.items() if not self._is_disabled(t)}
         planned = {}
         for key, task in tasks.items():
             current = self._next.get(key)
@@ -120,8 +131,35 @@ class Scheduler:
         # One bad task must not stop the others.
         try:
             task.enqueue(run_at)
+        except UnknownTaskError as exc:
+            self._disable(task, exc, "its row names a known task")
+        except DeserializationError as exc:
+            self._disable(task, exc, "its row's arguments are fixed")
         except (RobustQueueError, DatabaseError, TypeError, ValueError):
             logger.exception("Recurring task %s could not be enqueued", task.key)
+
+    def _disable(self, task: RecurringTask, error: Exception, until: str) -> None:
+        # Logged once, without a traceback: every later slot would fail the
+        # same way until the row changes. Only here, never on the row: in
+        # a rolling deploy an old scheduler may not know a task that new
+        # code declared, and must not switch it off for every scheduler.
+        self._disabled[task.key] = _fingerprint(task)
+        logger.error(
+            "Recurring task %s is disabled in this scheduler until %s: %s",
+            task.key, until, error,
+        )
+
+    def _is_disabled(self, task: RecurringTask) -> bool:
+        failed = self._disabled.get(task.key)
+        if failed is None:
+            return False
+        if failed == _fingerprint(task):
+            return True
+        # The row changed: it starts afresh from now, like a task an
+        # operator enabled again (no slot missed meanwhile is enqueued).
+        del self._disabled[task.key]
+        self._next.pop(task.key, None)
+        return False
 
     def _clear_old_slots(self, now: datetime) -> None:
         if self._cleared_at is not None and now - self._cleared_at < CLEAR_EVERY:
@@ -129,6 +167,36 @@ class Scheduler:
         self._cleared_at = now
         executions = RecurringExecution.objects.using(self.using)
         executions.clear_in_batches(older_than=self.dedup_retention)
+
+
+class SchedulerProcess(Runnable):
+    """The scheduler role: runs a ``Scheduler`` as a registered process."""
+
+    kind = "scheduler"
+
+    def __init__(self, config: SchedulerConfig, **kwargs: Any) -> None:
+        self.config = config
+        super().__init__(**kwargs)
+        self.scheduler = Scheduler(
+            using=self.using,
+            polling_interval=config.polling_interval,
+            catch_up=config.catch_up,
+        )
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {"polling_interval": self.config.polling_interval}
+
+    def boot(self) -> None:
+        self.scheduler.boot()
+
+    def run_once(self) -> float:
+        return self.scheduler.run_once()
+
+
+def _fingerprint(task: RecurringTask) -> tuple[Any, ...]:
+    """What a disabled row must change for this scheduler to try it again."""
+    return (task.task_path, task.backend_alias, task.arguments, task.queue_name, task.priority)
 
 
 def _latest_slot(schedule: str, first: datetime, now: datetime) -> datetime:
@@ -140,8 +208,3 @@ def _latest_slot(schedule: str, first: datetime, now: datetime) -> datetime:
             break
         slot = following
     return slot
-
-
-def _dedup_retention() -> timedelta:
-    value = conf.setting("clear_recurring_executions_after", DEFAULT_DEDUP_RETENTION)
-    return value if isinstance(value, timedelta) else timedelta(seconds=float(value))

@@ -6,41 +6,60 @@ QUIT (immediate).
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from django.db import DatabaseError
+
 from .. import recurrence, retention
 from ..config import SupervisorConfig
-from ..models import RecurringTask
+from ..deadlocks import lock_conflict
+from ..models import Process, RecurringTask
 from . import maintenance
+from .banner import banner
 from .base import Runnable
-from .children import Child, Role, describe_exit, fork, start_thread
+from .children import Child, ForkedChild, Role, ThreadChild
 from .dispatcher import Dispatcher
+from .lock_wait import bounded_lock_wait
 from .pidfile import Pidfile
-from .scheduling import SchedulerProcess
+from .registration import Heartbeat
+from .scheduler import SchedulerProcess
 from .signal_handling import IMMEDIATE, SignalQueue
 from .worker import Worker
 
 logger = logging.getLogger(__name__)
 
+KILLED = "did not stop within the shutdown timeout and was killed"
 # Extra time past shutdown_timeout before stragglers are killed.
 KILL_GRACE = 5.0
 # How often the supervisor reaps, replaces and maintains.
 TICK = 0.5
+# How often shutdown says what it waits for.
+PROGRESS_EVERY = 1.0
+# The longest the supervisor waits for a row lock (lock_wait.py).
+LOCK_WAIT = 1
+CHILD_KINDS: dict[str, Callable[..., Child]] = {
+    "fork": ForkedChild.start,
+    "thread": ThreadChild.start,
+}
 
 
 class Supervisor(Runnable):
     kind = "supervisor"
+    heartbeat_in_thread = False
 
     def __init__(self, config: SupervisorConfig) -> None:
         self.config = config
         super().__init__(using=config.database, heartbeat_interval=config.heartbeat_interval)
         self.signals = SignalQueue(self.wakeup.wake)
-        self.children: dict[Any, Child] = {}
+        self.children: list[Child] = []
         self.pending: list[tuple[float, Role, int]] = []
+        self.backlog = maintenance.Backlog(self._database_failed, self._exit_waits_for_lock)
+        # A pruned worker stops within a beat and the shutdown timeout.
+        settle = config.heartbeat_interval + config.shutdown_timeout + KILL_GRACE
+        self.orphans = maintenance.OrphanSweep(config.database, settle)
         self._pruned_at = self._cleared_at = time.monotonic()
 
     @property
@@ -62,8 +81,11 @@ class Supervisor(Runnable):
 
     def boot(self) -> None:
         maintenance.fail_orphaned_claims(self.using)
-        self._prune()
-        for role in self._roles():
+        roles = self._roles()
+        scheduler = any(role.kind == "scheduler" for role in roles)
+        for line in banner(self.config, scheduler=scheduler):
+            logger.info("%s", line)
+        for role in roles:
             self._launch(role, failures=0)
 
     def run_once(self) -> float:
@@ -74,6 +96,18 @@ class Supervisor(Runnable):
 
     def shutdown(self) -> None:
         self._stop_children()
+
+    def lost_registration(self) -> None:
+        """Our row was pruned: register again and adopt our children."""
+        self.process = self.registration.start()
+        self.heartbeat = Heartbeat(
+            self.process, self.config.heartbeat_interval, self.lost_registration
+        )
+        adopted = self.process.adopt(
+            pids=[c.pid for c in self.children if c.pid is not None],
+            pks=[pk for c in self.children if (pk := c.process_pk()) is not None],
+        )
+        logger.warning("%s registered again; adopted %d child(ren)", self.name, adopted)
 
     def _roles(self) -> list[Role]:
         roles = []
@@ -91,109 +125,145 @@ class Supervisor(Runnable):
         )
 
     def _launch(self, role: Role, failures: int) -> None:
-        kwargs = {
-            "using": self.using,
-            "heartbeat_interval": self.config.heartbeat_interval,
-            "supervisor_id": self._pk(),
-        }
-        if self.config.mode == "thread":
-            child = start_thread(role, failures, **kwargs)
-            self.children[child.thread] = child
-        else:
-            pid, child = fork(role, failures, parent_pid=os.getpid(), **kwargs)
-            self.children[pid] = child
+        start = CHILD_KINDS[self.config.mode]
+        self.children.append(start(
+            role, failures,
+            using=self.using,
+            heartbeat_interval=self.config.heartbeat_interval,
+            supervisor_id=self._pk(),
+        ))
 
     def _tick(self) -> None:
+        # Reaping and replacing first: neither needs the database.
         for signum in self.signals.pop_all():
-            self._request_stop(immediately=signum in IMMEDIATE)
+            self._request_stop(immediately=signum in IMMEDIATE or self.stopping)
         self._reap()
         now = time.monotonic()
         for due in [entry for entry in self.pending if entry[0] <= now]:
             self.pending.remove(due)
             if not self.stopping:
                 self._launch(due[1], due[2])
+        self.backlog.flush()
+        assert self.heartbeat is not None
+        self.heartbeat.beat_if_due()
+        if self.stopping:
+            # About to stop children: no maintenance that could wait.
+            return
         if now - self._pruned_at >= self.config.heartbeat_interval:
+            self._pruned_at = now
             self._prune()
         if now - self._cleared_at >= self.config.maintenance_interval:
             self._cleared_at = now
             retention.clear_expired(self.using)
 
     def _reap(self) -> None:
-        for key, status in self._exited():
-            child = self.children.pop(key)
-            reason = describe_exit(status) if isinstance(key, int) else "stopped"
-            process = child.runnable.process if child.runnable else None
-            if isinstance(key, int):
-                maintenance.fail_exited(self.using, self._pk(), key, reason)
-            elif process is not None:
-                maintenance.fail_process(self.using, process.pk, reason)
-            if self.stopping:
+        for child in list(self.children):
+            reason = child.exit_reason()
+            if reason is None:
                 continue
-            logger.error("%s %s %s; replacing it", child.role.kind, key, reason)
-            delay, failures = child.replacement_delay()
-            self.pending.append((time.monotonic() + delay, child.role, failures))
+            self.children.remove(child)
+            if not self.stopping:
+                delay, failures = child.replacement_delay()
+                if child.clean_exit:
+                    logger.info("%s %s; starting a fresh one now", child, reason)
+                else:
+                    logger.error(
+                        "%s %s; replacing it in %.0fs", child, reason, delay
+                    )
+                self.pending.append((time.monotonic() + delay, child.role, failures))
+            self.backlog.add(partial(self._fail_claims, child, reason))
 
-    def _exited(self) -> list[tuple[Any, int]]:
-        if self.config.mode == "thread":
-            return [(thread, 0) for thread in self.children if not thread.is_alive()]
-        exited = []
-        while self.children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            if pid in self.children:
-                exited.append((pid, status))
-        return exited
+    def _fail_claims(self, child: Child, reason: str) -> None:
+        reused = any(other.pid == child.pid for other in self.children)
+        assert self.process is not None
+        # A claim another session holds (a late finalize, an operator)
+        # must not stall reaping: the record stays and is tried again.
+        with bounded_lock_wait(self.using, LOCK_WAIT):
+            child.fail_claims(self.process, reason, pid_reused=reused)
 
     def _prune(self) -> None:
-        self._pruned_at = time.monotonic()
-        maintenance.prune_dead_processes(
-            self.using, self.config.alive_threshold, keep=self._pk()
+        # After an outage every heartbeat is stale. Prune only once we have
+        # reached the database for a whole alive threshold: by then every
+        # live process has beaten again.
+        assert self.heartbeat is not None
+        try:
+            with bounded_lock_wait(self.using, LOCK_WAIT):
+                if self.heartbeat.healthy_for() >= self.config.alive_threshold:
+                    Process.objects.using(self.using).prune(
+                        self.config.alive_threshold, keep=self._pk()
+                    )
+                self.orphans.run()
+        except DatabaseError as exc:
+            if lock_conflict(exc) is None:
+                raise
+            # What is left is failed by a later round (an orphan by then).
+            logger.warning("%s: pruning waits for a row lock (%s)", self.name, exc)
+
+    def _database_failed(self, error: DatabaseError) -> None:
+        assert self.heartbeat is not None
+        self.heartbeat.failed(error, doing="Recording an exit")
+
+    def _exit_waits_for_lock(self, error: DatabaseError) -> None:
+        logger.warning(
+            "%s: recording an exit waits for a row lock another session "
+            "holds (%s); trying again", self.name, error,
         )
 
     def _request_stop(self, *, immediately: bool = False) -> None:
-        if not self.stopping or immediately:
-            logger.info("%s stopping (%s)", self.name, "now" if immediately else "gracefully")
+        if immediately and not self.immediately:
+            logger.warning(
+                "%s stopping now: running jobs are given back to the queue "
+                "and will run again", self.name,
+            )
+        elif not self.stopping:
+            logger.info(
+                "%s stopping: running jobs get %ss to finish, then go back "
+                "to the queue and run again (Ctrl-C again or QUIT: stop now)",
+                self.name, self.config.shutdown_timeout,
+            )
         self.stopping = True
-        self._signal_children(immediately)
+        self.immediately = self.immediately or immediately
+        self._signal_children(self.immediately)
 
     def _signal_children(self, immediately: bool) -> None:
-        for key, child in self.children.items():
-            if child.runnable is not None:
-                child.runnable.stop(immediately=immediately)
-            else:
-                try:
-                    os.kill(key, signal.SIGQUIT if immediately else signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+        for child in self.children:
+            child.stop(immediately=immediately)
 
     def _stop_children(self) -> None:
-        self._request_stop()
+        self._request_stop(immediately=self.immediately)
         deadline = time.monotonic() + self.config.shutdown_timeout + KILL_GRACE
+        reported = time.monotonic()
         while self.children and time.monotonic() < deadline:
-            # A QUIT during a graceful stop makes it immediate.
-            if any(signum in IMMEDIATE for signum in self.signals.pop_all()):
-                self._signal_children(True)
+            # A second INT/TERM or a QUIT during a graceful stop: stop now.
+            if self.signals.pop_all():
+                self._request_stop(immediately=True)
             self._reap()
+            self.backlog.flush()
+            if self.children and time.monotonic() - reported >= PROGRESS_EVERY:
+                reported = time.monotonic()
+                logger.info(
+                    "%s waiting for %d process(es) to stop (%s), %.0f s left",
+                    self.name, len(self.children),
+                    ", ".join(str(child) for child in self.children),
+                    max(deadline - reported, 0),
+                )
             self.wakeup.wait(0.05)
-        for key in list(self.children):
-            self._kill(key)
-
-    def _kill(self, key: Any) -> None:
-        child = self.children.pop(key)
-        if isinstance(key, int):
-            logger.error("%s (pid %d) did not stop in time; killing it", child.role.kind, key)
-            try:
-                os.kill(key, signal.SIGKILL)
-                os.waitpid(key, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            maintenance.release_exited(self.using, self._pk(), key)
-        elif child.runnable is not None and child.runnable.process is not None:
-            maintenance.release_process(self.using, child.runnable.process.pk)
+        if not self.children:
+            logger.info("%s: every process stopped", self.name)
+        for child in self.children:
+            child.kill()
+            # A child that did not stop in time may hold a job whose body
+            # ran but whose outcome it could not record: fail its claims
+            # (the retry policy applies) rather than run them again.
+            self.backlog.add(partial(self._fail_claims, child, KILLED))
+        self.children.clear()
+        if not self.backlog.flush():
+            locked = self.backlog.waiting_for_lock
+            why = "their rows are locked" if locked else "the database is down"
+            logger.error(
+                "%s could not record %d exit(s): %s; their jobs are failed "
+                "when the processes are pruned", self.name, len(self.backlog), why,
+            )
 
     def _pk(self) -> int:
         assert self.process is not None

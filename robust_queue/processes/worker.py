@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from django.db import DatabaseError
+
+from .. import conf, statistics
 from ..config import WorkerConfig
+from ..deadlocks import lock_conflict, retry_on_lock_conflict
+from ..finalizing import record_failure
 from ..models import ClaimedExecution, ReadyExecution
+from ..models.error_record import error_record
+from .backoff import IdleBackoff
 from .base import Runnable
 from .listener import Listener
+from .memory import rss_mib
+from .outage import FailureGate
 from .pool import Pool
 from .selector import QueueSelector
+from .watchdog import Watch, Watchdog
 
 logger = logging.getLogger(__name__)
 
@@ -22,60 +36,251 @@ class Worker(Runnable):
         self.config = config
         self.shutdown_timeout = shutdown_timeout
         super().__init__(**kwargs)
-        self.selector = QueueSelector(config.queues, using=self.using)
+        self.selector = QueueSelector(
+            config.queues, using=self.using, order=config.order, weights=config.weights
+        )
         self.pool: Pool | None = None
         self.listener: Listener | None = None
+        self.watchdog: Watchdog | None = None
+        self.backoff = IdleBackoff(config.polling_interval, config.idle_polling_ceiling)
+        # Jobs claimed since start, for max_jobs.
+        self.claimed_count = 0
+        # (thread, result id) of bodies that ignored their interrupt.
+        self._stuck: list[tuple[threading.Thread, str]] = []
+        self._last_pause = 0.0
+        self._statistics_failures = FailureGate(None, "Statistics flush")
 
     @property
     def metadata(self) -> dict[str, Any]:
         return {
             "queues": list(self.config.queues),
+            "order": self.config.order,
             "threads": self.config.threads,
             "polling_interval": self.config.polling_interval,
+            "max_jobs": self.config.max_jobs,
+            "max_memory": self.config.max_memory,
         }
 
     def boot(self) -> None:
-        self.pool = Pool(self.config.threads, using=self.using, on_idle=self.wakeup.wake)
+        statistics.recorder.start_buffering()
+        assert self.process is not None and self.heartbeat is not None
+        self._statistics_failures = FailureGate(self.heartbeat.failed, "Statistics flush")
+        self.watchdog = Watchdog(
+            using=self.using,
+            process_pk=self.process.pk,
+            on_hung=self._hung,
+            report_failure=self.heartbeat.failed,
+        )
+        self.watchdog.start()
+        self.pool = Pool(
+            self.config.threads,
+            using=self.using,
+            on_idle=self.wakeup.wake,
+            guard=self.watchdog.guard,
+        )
         if Listener.is_supported(self.using):
-            self.listener = Listener(self.using, self.wakeup.wake)
+            self.listener = Listener(
+                self.using, self._notified, report_failure=self.heartbeat.failed
+            )
             self.listener.start()
+        limit = self.config.max_memory
+        if limit is not None and (rss := rss_mib()) > limit:
+            logger.warning(
+                "%s starts at %.0f MiB, over max_memory (%s MiB): it will be "
+                "recycled after every job", self.name, rss, limit,
+            )
 
     def run_once(self) -> float:
         assert self.pool is not None and self.process is not None
-        idle = self.pool.idle
-        if idle == 0:
+        if self._recycling():
+            if self.pool.idle == self.pool.size:
+                self.stopping = True
+                return 0
             # A thread that frees up wakes us.
             return self.config.polling_interval
+        idle = self.pool.idle
+        if idle == 0:
+            self._flush_statistics(statistics.recorder.flush_if_due)
+            # A thread that frees up wakes us.
+            return self.config.polling_interval
+        if self.config.max_jobs is not None:
+            idle = min(idle, self.config.max_jobs - self.claimed_count)
         claimed = self._claim(idle)
+        self.claimed_count += len(claimed)
         for row in claimed:
             self.pool.post(row)
+        self._flush_statistics(statistics.recorder.flush_if_due)
+        if not claimed:
+            pause = self.backoff.next_pause()
+            if pause == self.backoff.ceiling and self._last_pause != pause:
+                logger.debug("%s is idle: it polls every %ss", self.name, pause)
+            self._last_pause = pause
+            return pause
+        self._last_pause = 0.0
+        self.backoff.reset()
         return 0 if len(claimed) == idle else self.config.polling_interval
+
+    def _notified(self) -> None:
+        """A job became ready (PostgreSQL NOTIFY): poll now, and often."""
+        self.backoff.reset()
+        self.wakeup.wake()
+
+    def _recycling(self) -> bool:
+        """Whether this worker makes way for a fresh one (it says so once)."""
+        assert self.pool is not None
+        if self.recycled is None:
+            self.recycled = self._recycle_reason()
+            if self.recycled is not None:
+                logger.info(
+                    "%s recycles (%s): it claims no more jobs, finishes %d "
+                    "running job(s) and exits", self.name, self.recycled,
+                    self.pool.size - self.pool.idle,
+                )
+        return self.recycled is not None
+
+    def _recycle_reason(self) -> str | None:
+        """Why this worker should make way for a fresh one, if it should."""
+        max_jobs, max_memory = self.config.max_jobs, self.config.max_memory
+        if max_jobs is not None and self.claimed_count >= max_jobs:
+            return f"max_jobs reached: {self.claimed_count} job(s) claimed"
+        # Only after a job: a worker that starts over the limit would
+        # otherwise be replaced in a loop while the queue is empty.
+        if max_memory is not None and self.claimed_count and (rss := rss_mib()) > max_memory:
+            return f"max_memory reached: {rss:.0f} MiB resident, over {max_memory} MiB"
+        return None
 
     def shutdown(self) -> None:
         assert self.process is not None
         if self.listener is not None:
             self.listener.stop()
         if self.pool is not None:
-            timeout = 0 if self.immediately else self.shutdown_timeout
-            if not self.pool.drain(timeout):
-                logger.warning("%s: jobs still running after %ss", self.name, timeout)
+            if not self._drain(self.pool):
+                # Bodies that ended but whose outcome is not written yet
+                # stay claimed (_release_unfinished), they are not given back.
+                running = self.pool.size - self.pool.idle - len(self.pool.finalizing())
+                if running > 0:
+                    logger.warning(
+                        "%s: %d job(s) still running are given back to the queue "
+                        "and will run again", self.name, running,
+                    )
             self.pool.close()
+        if self.watchdog is not None:
+            # It may be recording a hung job's failure: let it finish.
+            self.watchdog.stop(wait=self.shutdown_timeout)
+        self._release_unfinished()
+        self._flush_statistics(statistics.recorder.stop_buffering)
+
+    def _flush_statistics(self, flush: Callable[[], object]) -> None:
+        """Write the kept statistics; while the database is away they stay
+        in memory for the next flush (a worker that exits loses them)."""
+        try:
+            written = flush()
+        except DatabaseError as exc:
+            self._statistics_failures.failed(exc)
+            return
+        if written:
+            self._statistics_failures.succeeded()
+
+    def _hung(self, watch: Watch) -> None:
+        """A body ignored its interrupt: record its failure, then stop
+        (the supervisor starts a new worker); the other jobs finish or go
+        back to the queue as in any graceful stop. Runs in the watchdog."""
+        assert self.pool is not None
+        logger.error(
+            "%s: job %s did not stop %ss after it was interrupted (blocked "
+            "outside Python?); this worker records its failure and exits",
+            self.name, watch.result_id, conf.get(conf.INTERRUPT_GRACE_PERIOD),
+        )
+        self.pool.abandon(watch.claim_pk)
+        self._stuck += [
+            (t, watch.result_id) for t in threading.enumerate() if t.ident == watch.thread_id
+        ]
+        self.stop()
+        claimed = (
+            ClaimedExecution.objects.using(self.using)
+            .select_related("job").filter(pk=watch.claim_pk).first()
+        )
+        if claimed is None:
+            return  # It ended meanwhile.
+        error = watch.stop_error()
+        retry_in = None if watch.cancelled else claimed.job.retry_in(error)
+        record_failure(claimed, error_record(error), retry_in)
+
+    def stuck_threads(self) -> list[str]:
+        return [f"{t.name} (job {result_id})" for t, result_id in self._stuck if t.is_alive()]
+
+    def _release_unfinished(self) -> None:
+        """Give back to ready the claims whose body has not run.
+
+        A claim whose body ran but whose outcome is not written (a thread
+        still retrying, or one that gave up) stays claimed: running it
+        again silently is worse than the supervisor failing it.
+        """
+        assert self.process is not None
+        kept = self.pool.finalizing() if self.pool is not None else set()
         mine = ClaimedExecution.objects.using(self.using).filter(process_id=self.process.pk)
-        released = mine.release_all()
+        released = mine.exclude(pk__in=kept).release_all()
         if released:
-            logger.info("%s released %d unfinished job(s) back to ready", self.name, released)
+            logger.warning(
+                "%s gave %d unfinished job(s) back to ready: they will run again",
+                self.name, released,
+            )
+        stuck = list(mine.filter(pk__in=kept).values_list("job_id", flat=True)) if kept else []
+        if stuck:
+            logger.error(
+                "%s: job(s) %s ran but their outcome could not be recorded; they "
+                "stay claimed for the supervisor to fail", self.name, stuck,
+            )
+
+    def _drain(self, pool: Pool) -> bool:
+        """Wait up to the shutdown timeout for running jobs; a stop-now
+        request (QUIT, a second Ctrl-C) cuts the wait short."""
+        deadline = time.monotonic() + self.shutdown_timeout
+        reported = float("-inf")
+        while not self.immediately:
+            if pool.drain(min(0.1, max(deadline - time.monotonic(), 0.0))):
+                return True
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if now - reported >= 1.0:
+                reported = now
+                logger.info(
+                    "%s waiting for %d running job(s), %.0f s left",
+                    self.name, pool.size - pool.idle, deadline - now,
+                )
+        return pool.drain(0)
 
     def _claim(self, limit: int) -> list[ClaimedExecution]:
         assert self.process is not None
         claimed: list[ClaimedExecution] = []
         for queue_name, excluded in self.selector.plan():
-            claimed += ReadyExecution.objects.using(self.using).claim(
-                limit - len(claimed),
-                process_id=self.process.pk,
-                worker_id=self.name,
-                queue_name=queue_name,
-                exclude_queues=excluded,
-            )
+            try:
+                claimed += retry_on_lock_conflict(
+                    partial(self._claim_from, queue_name, excluded, limit - len(claimed)),
+                    using=self.using,
+                    what=f"{self.name} claim",
+                )
+            except DatabaseError as exc:
+                if lock_conflict(exc) is None:
+                    raise
+                # Logged in one line already; the next round claims again.
+                break
             if len(claimed) >= limit or self.stopping:
                 break
         return claimed
+
+    def _claim_from(
+        self, queue_name: str | None, excluded: tuple[str, ...], limit: int
+    ) -> list[ClaimedExecution]:
+        assert self.process is not None
+        cap = self.selector.caps.get(queue_name) if queue_name is not None else None
+        return ReadyExecution.objects.using(self.using).claim(
+            limit,
+            process_id=self.process.pk,
+            worker_id=self.name,
+            queue_name=queue_name,
+            exclude_queues=excluded,
+            paused_tasks=self.selector.paused_tasks,
+            max_concurrency=cap,
+        )

@@ -14,7 +14,9 @@ from robust_queue.models import (
     Process,
     ProcessKind,
     RecurringTask,
+    Statistic,
 )
+from robust_queue.models.statistic import COLUMNS, minute_of
 from testproject import tasks
 from tests.helpers import claim, work_off
 
@@ -25,10 +27,11 @@ def seed() -> None:
         tasks.add.enqueue(i, i)
     for i in range(6):
         tasks.fail.enqueue(f"payment gateway timeout #{i}")
-    for i in range(3):
+    for _ in range(3):
         tasks.returns_set.enqueue()
     work_off()
     _spread_over_last_day()
+    _statistics_over_last_day()
     for i in range(12):
         tasks.report.enqueue(i)
     for i in range(5):
@@ -56,6 +59,30 @@ def _spread_over_last_day() -> None:
         FailedExecution.objects.filter(pk=failed.pk).update(
             created_at=now - timedelta(minutes=rng.randint(0, 600))
         )
+
+
+def _statistics_over_last_day() -> None:
+    """Attempts every ten minutes of the last day, as workers record them."""
+    rng = random.Random(7)
+    now = timezone.now()
+    values = {}
+    for step in range(1, 144):
+        minute = minute_of(now - timedelta(minutes=10 * step))
+        for task_path, queue_name, size in (
+            ("testproject.tasks.add", "default", 40),
+            ("testproject.tasks.report", "reports", 12),
+            ("testproject.tasks.fail", "default", 3),
+        ):
+            numbers = dict.fromkeys(COLUMNS, 0.0)
+            finished = rng.randint(size // 2, size)
+            failed = rng.randint(0, 2) if task_path.endswith("fail") else rng.randint(0, 1)
+            numbers.update(finished=finished if not task_path.endswith("fail") else 0,
+                           failed=failed)
+            attempts = numbers["finished"] + failed
+            numbers[f"run_{rng.randint(5, 9)}"] = attempts
+            numbers[f"wait_{rng.randint(2, 6)}"] = attempts
+            values[(minute, queue_name, task_path)] = [numbers[c] for c in COLUMNS]
+    Statistic.objects.add_all(values)
 
 
 def _processes() -> None:

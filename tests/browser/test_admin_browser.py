@@ -5,71 +5,22 @@ Screenshots go to ``artifacts/screenshots/`` (git-ignored).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from django.contrib.auth.models import User
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
-from playwright.sync_api import Page, sync_playwright
-
 from robust_queue.models import FailedExecution, Job, Pause
-from tests.browser.data import seed
-
-CHROMIUM = os.environ.get("ROBUST_QUEUE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+from tests.browser.base import SCREENSHOTS, BrowserTestCase
 
 
-class AdminBrowserTests(StaticLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        # Playwright's sync API runs an event loop in this thread; the ORM
-        # calls the tests make around it are still synchronous.
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        super().setUpClass()
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        cls.playwright = sync_playwright().start()
-        cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.close()
-        cls.playwright.stop()
-        super().tearDownClass()
-
-    def setUp(self) -> None:
-        seed()
-        User.objects.create_superuser("admin", password="pw")
-        self.context = self.browser.new_context(viewport={"width": 1400, "height": 1000})
-        self.addCleanup(self.context.close)
-        self.page = self.context.new_page()
-        self._login(self.page)
-
-    def _login(self, page: Page) -> None:
-        page.goto(f"{self.live_server_url}/admin/login/?next=/admin/")
-        page.fill("#id_username", "admin")
-        page.fill("#id_password", "pw")
-        page.click("input[type=submit]")
-        page.wait_for_url(f"{self.live_server_url}/admin/")
-
-    def _shot(self, name: str) -> None:
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
+class AdminBrowserTests(BrowserTestCase):
     def test_overview_loads(self) -> None:
+        """Also the README's picture: docs/admin-overview.png is this
+        screenshot (artifacts/screenshots/admin-overview.png), 1440 px wide."""
+        self.page.set_viewport_size({"width": 1440, "height": 900})
         self.page.goto(f"{self.live_server_url}/admin/robust_queue/job/overview/")
         self.assertEqual(self.page.locator("h1").inner_text(), "Queue overview")
         self.assertEqual(self.page.locator("svg.rq-chart").count(), 2)
         self.assertIn("builtins.ValueError", self.page.locator("#rq-failures").inner_text())
+        self.assertIn("add", self.page.locator("#rq-top-tasks a").first.inner_text())
         self._shot("overview")
+        self.page.screenshot(path=str(SCREENSHOTS / "admin-overview.png"))
 
     def test_filter_the_failed_list(self) -> None:
         self.page.goto(f"{self.live_server_url}/admin/robust_queue/job/")

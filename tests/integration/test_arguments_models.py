@@ -6,9 +6,13 @@ import json
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.test import TestCase
+from django.test import TestCase, override_settings
 
 from robust_queue.arguments import DeserializationError, decode_arguments, encode_arguments
+from robust_queue.models import Job
+from testproject import tasks
+from testproject.models import LedgerEntry
+from tests.helpers import work_off
 
 
 def stored(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -80,3 +84,68 @@ class ModelArgumentTests(TestCase):
         data = {"args": [{"__rq__": "model", "v": {"model": "gone.thing", "pk": 1}}]}
         with self.assertRaisesMessage(DeserializationError, "gone.thing"):
             decode_arguments(data)
+
+
+def reference(**payload: Any) -> dict[str, Any]:
+    return {"args": [{"__rq__": "model", "v": payload}], "kwargs": {}}
+
+
+class ForgedReferenceTests(TestCase):
+    """A reference the encoding side could not have written loads nothing."""
+
+    def test_forged_references_are_refused_without_a_query(self) -> None:
+        user = User.objects.create_user("target")
+        nested = {"__rq__": "model", "v": {"model": "auth.user", "pk": user.pk}}
+        cases = {
+            "extra key": reference(model="auth.user", pk=user.pk, using="other"),
+            "label not as written": reference(model="auth.User", pk=user.pk),
+            "label not a str": reference(model=["auth", "user"], pk=user.pk),
+            "no pk": reference(model="auth.user"),
+            "nested reference as pk": reference(model="auth.user", pk=nested),
+            "dict as pk": reference(model="auth.user", pk={"pk__gt": 0}),
+            "list as pk of a one-field key": reference(model="auth.user", pk=[user.pk]),
+        }
+        for name, data in cases.items():
+            with self.subTest(name), self.assertNumQueries(0), \
+                    self.assertRaises(DeserializationError):
+                decode_arguments(data)
+
+    def test_a_pk_of_the_wrong_type_is_a_deserialization_error(self) -> None:
+        with self.assertRaisesMessage(DeserializationError, "Malformed 'model' argument"):
+            decode_arguments(reference(model="auth.user", pk="not-a-number"))
+
+
+@override_settings(ROBUST_QUEUE={"argument_models": ["testproject.LedgerEntry"]})
+class ArgumentModelsSettingTests(TestCase):
+    """ROBUST_QUEUE["argument_models"] limits which models may be referenced."""
+
+    def test_a_listed_model_round_trips(self) -> None:
+        entry = LedgerEntry.objects.create(key="listed")
+        [fetched], _ = decode_arguments(stored(entry))
+        self.assertEqual(fetched, entry)
+
+    def test_an_unlisted_model_is_refused_at_enqueue(self) -> None:
+        user = User.objects.create_user("unlisted")
+        message = (
+            "Argument args[0] is a auth.User, which ROBUST_QUEUE['argument_models'] "
+            "does not list; add 'auth.user' to it or pass the pk."
+        )
+        with self.assertRaisesMessage(TypeError, message):
+            tasks.echo.enqueue(user)
+        self.assertFalse(Job.objects.exists())
+
+    def test_a_forged_reference_to_an_unlisted_model_loads_nothing(self) -> None:
+        """The job fails; the task never receives the row."""
+        user = User.objects.create_user("secret")
+        result = tasks.echo.enqueue(1)
+        Job.objects.filter(result_id=result.id).update(
+            arguments=reference(model="auth.user", pk=user.pk)
+        )
+        work_off()
+        job = Job.objects.get(result_id=result.id)
+        [error] = job.errors
+        self.assertEqual(
+            error["exception_class_path"], "robust_queue.exceptions.DeserializationError"
+        )
+        self.assertIn("'auth.user' is not in ROBUST_QUEUE['argument_models']", error["traceback"])
+        self.assertIsNone(job.return_value)

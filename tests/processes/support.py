@@ -1,4 +1,9 @@
-"""Running the real supervisor (`manage.py robust_queue`) in a subprocess."""
+"""Running the real supervisor (`manage.py robust_queue`) in a subprocess.
+
+The output of every supervisor (its children's too: they share its stdout)
+is kept in ``KEPT_LOGS`` when the test cleans up, and ``conftest.py`` adds
+it to the report of a test that failed.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError, connections
 from django.test import TransactionTestCase
 
 from robust_queue.models import Process
@@ -29,20 +35,38 @@ FAST = {
 }
 
 
+# (pid, output) of the supervisors the current test started.
+KEPT_LOGS: list[tuple[int, str]] = []
+
+
 class Supervisor:
     """One `manage.py robust_queue` subprocess, killed at test cleanup."""
 
-    def __init__(self, test: TransactionTestCase, *args: str, **config: Any) -> None:
-        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        env = dict(
-            os.environ,
-            ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-            ROBUST_QUEUE_CONFIG_JSON=json.dumps({**FAST, **config}),
-            ROBUST_QUEUE_DEBUG="0",
-        )
+    def __init__(
+        self,
+        test: TransactionTestCase,
+        *args: str,
+        python_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        using: str = "default",
+        new_session: bool = False,
+        **config: Any,
+    ) -> None:
+        # The child writes here for its whole life; kill() closes it.
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115
+        self.using = using
+        environment = {
+            **os.environ,
+            "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"],
+            "ROBUST_QUEUE_CONFIG_JSON": json.dumps({**FAST, **config}),
+            "ROBUST_QUEUE_DEBUG": "0",
+            **(env or {}),
+        }
+        self.marker = f"ROBUST_QUEUE_DB_NAME={environment['ROBUST_QUEUE_DB_NAME']}"
         self.popen = subprocess.Popen(
-            [sys.executable, "manage.py", "robust_queue", *args],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            [sys.executable, *python_args, "manage.py", "robust_queue", *args],
+            cwd=ROOT, env=environment, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=new_session,
         )
         test.addCleanup(self.kill)
 
@@ -63,15 +87,27 @@ class Supervisor:
         """Wait until ``count`` registered children of ``kind`` exist."""
         def found() -> list[Process]:
             rows = list(
-                Process.objects.filter(kind=kind, supervisor__pid=self.pid).order_by("pk")
+                Process.objects.using(self.using)
+                .filter(kind=kind, supervisor__pid=self.pid)
+                .order_by("pk")
             )
             return rows if len(rows) >= count else []
 
         return wait_until(found, timeout=30)  # type: ignore[return-value]
 
     def kill(self) -> None:
-        pids = [p.pid for p in Process.objects.filter(supervisor__pid=self.pid)]
-        for pid in [self.pid, *pids]:
+        if self.popen.returncode is not None and not os.path.exists(self.log.name):
+            return
+        # Until it is reaped, the supervisor's pid cannot be reused.
+        ours = [*child_pids(self.pid), self.pid] if self.popen.poll() is None else []
+        try:
+            rows = Process.objects.using(self.using).filter(supervisor__pid=self.pid)
+            # A row may outlive its process, and its pid may now be another
+            # test run's: only processes started for this database.
+            ours += [p.pid for p in rows if self._started_here(p.pid)]
+        except DatabaseError:  # a private server already stopped
+            pass
+        for pid in ours:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -80,9 +116,77 @@ class Supervisor:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        if os.environ.get("RQ_KEEP_LOGS"):
-            print(self.output())
-        os.unlink(self.log.name)
+        self.log.close()
+        if os.path.exists(self.log.name):
+            KEPT_LOGS.append((self.pid, self.output()))
+            if os.environ.get("RQ_KEEP_LOGS"):
+                print(self.output())
+            os.unlink(self.log.name)
+
+    def _started_here(self, pid: int) -> bool:
+        try:
+            environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return self.marker.encode() in environment
+
+    def snapshot(self) -> str:
+        """What the supervisor and its children are doing now: output, each
+        process's state and kernel wait channel, and the database server's
+        sessions and what they wait for (for a test that timed out)."""
+        lines = [f"--- supervisor {self.pid} output ---", self.output(), "--- processes ---"]
+        for pid in [self.pid, *child_pids(self.pid)]:
+            lines.append(f"{pid}: {_proc_state(pid)}")
+        queries = SESSION_QUERIES.get(connections[self.using].vendor, [])
+        lines += ["--- database sessions ---", *_rows(self.using, queries)]
+        return "\n".join(lines)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError as exc:
+        return f"unreadable ({exc})"
+    return f"state {state}, waiting in {wchan or '-'}"
+
+
+SESSION_QUERIES = {
+    "mysql": [
+        "SELECT id, command, time, state, info FROM information_schema.processlist "
+        "WHERE db = DATABASE()",
+        "SELECT * FROM information_schema.innodb_lock_waits",
+    ],
+    "postgresql": [
+        "SELECT pid, state, wait_event_type, wait_event, now() - query_start, query "
+        "FROM pg_stat_activity WHERE datname = current_database()",
+    ],
+}
+
+
+def _rows(using: str, queries: list[str]) -> list[str]:
+    lines = []
+    with connections[using].cursor() as cursor:
+        for query in queries:
+            try:
+                cursor.execute(query)
+                lines += [repr(row) for row in cursor.fetchall()]
+            except DatabaseError as exc:
+                lines.append(f"{query}: {exc}")
+    return lines
+
+
+def child_pids(parent: int) -> list[int]:
+    """Pids whose parent is ``parent`` (from /proc; no database needed)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def is_alive(pid: int) -> bool:

@@ -10,10 +10,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import skipUnless
 
 from django.db import connection
 from django.test import TransactionTestCase
-from unittest import skipUnless
 
 from robust_queue.models import Job, Queue
 from testproject import tasks
@@ -29,6 +29,10 @@ HOOKS = {
     }
     for kind in ("supervisor", "worker")
 }
+
+
+def finished(result_id: str) -> bool:
+    return Job.objects.filter(result_id=result_id, finished_at__isnull=False).exists()
 
 
 def run_check(config_json: str) -> subprocess.CompletedProcess[str]:
@@ -83,15 +87,25 @@ class CommandTests(TransactionTestCase):
         wait_until(lambda: pidfile.read_text().strip() == str(supervisor.pid))
 
     def test_pausing_stops_claiming_but_not_enqueueing(self) -> None:
+        """The held job comes first in claim order (same priority, lower
+        id): a worker that ignored the pause would claim it in the same poll
+        as any job of another queue. Each job of ``other`` that finishes
+        proves a poll that skipped it; the second is enqueued after the
+        first finished, so it proves a later poll too."""
         Queue("default").pause()
         held = tasks.add.enqueue(1, 1)
-        other = tasks.add.using(queue_name="other").enqueue(2, 2)
+        first = tasks.add.using(queue_name="other").enqueue(2, 2)
         Supervisor(self)
-        wait_until(lambda: Job.objects.filter(result_id=other.id, finished_at__isnull=False).exists(), timeout=30)
-        time.sleep(1.5)
+        wait_until(lambda: finished(first.id), timeout=30)
         self.assertEqual(tasks.add.get_result(held.id).status, "READY")
+        second = tasks.add.using(queue_name="other").enqueue(3, 3)
+        wait_until(lambda: finished(second.id), timeout=30)
+        self.assertEqual(tasks.add.get_result(held.id).status, "READY")
+        self.assertLess(
+            Job.objects.get(result_id=held.id).pk, Job.objects.get(result_id=second.id).pk
+        )
         Queue("default").resume()
-        wait_until(lambda: Job.objects.filter(result_id=held.id, finished_at__isnull=False).exists(), timeout=30)
+        wait_until(lambda: finished(held.id), timeout=30)
 
     def test_lifecycle_hooks_run_in_every_process(self) -> None:
         log = Path(tempfile.mkdtemp()) / "hooks.log"
@@ -118,7 +132,7 @@ class NotifyTests(TransactionTestCase):
         for _ in range(5):
             result = tasks.add.enqueue(1, 1)
             job = wait_until(
-                lambda: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),
+                lambda result=result: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),
                 timeout=10, interval=0.01,
             )
             delays.append((job.started_at - job.enqueued_at).total_seconds())

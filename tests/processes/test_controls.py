@@ -42,7 +42,8 @@ class ControlProcessTests(TransactionTestCase):
             [(control_tasks.limited, ("acct", f"lim{i}", 0.3), {}) for i in range(12)]
         )
         Supervisor(self, workers=[{"queues": ["*"], "threads": 3, "processes": 3,
-                                   "polling_interval": 0.05}])
+                                   "polling_interval": 0.05}],
+                   task_modules=["testproject.control_tasks"])
         wait_until(lambda: Job.objects.filter(finished_at__isnull=False).count() == 12, timeout=60)
         self.assertEqual(max_overlap("lim"), 2)
 

@@ -87,6 +87,27 @@ class DrainTests(TransactionTestCase):
         supervisor.send(signal.SIGTERM)
         self.assertEqual(supervisor.wait(timeout=15), 0)
 
+    def test_thread_mode_replacements_leak_no_descriptors(self) -> None:
+        """A replaced thread child's wakeup pipe is closed (two fds each)."""
+        supervisor = Supervisor(self, "--mode", "thread", dispatchers=[])
+
+        def replace_worker() -> int:
+            [worker] = wait_until(  # type: ignore[misc]
+                lambda: list(Process.objects.filter(kind="worker")), timeout=30
+            )
+            Process.objects.filter(pk=worker.pk).delete()
+            wait_until(
+                lambda: Process.objects.filter(kind="worker").exclude(pk=worker.pk).exists(),
+                timeout=30,
+            )
+            time.sleep(1)  # the old thread's connections are closed
+            return len(os.listdir(f"/proc/{supervisor.pid}/fd"))
+
+        # Back-off doubles per replacement: four take 1 + 2 + 4 + 8 s.
+        before = replace_worker()
+        after = [replace_worker() for _ in range(3)]
+        self.assertLess(max(after) - before, 2 * 3, (before, after))
+
 
 class SignalTests(TransactionTestCase):
     def test_term_finishes_in_flight_work_and_exits_zero(self) -> None:
@@ -123,6 +144,26 @@ class SignalTests(TransactionTestCase):
         self.assertEqual(ReadyExecution.objects.count(), 3)
         self.assertFalse(ClaimedExecution.objects.exists())
 
+    def test_a_second_ctrl_c_stops_at_once_and_says_what_happens(self) -> None:
+        """Ctrl-C (INT to the whole process group) stops gracefully; a
+        second one stops now, and the running job goes back to the queue."""
+        result = tasks.sleep_for.enqueue(60)
+        supervisor = Supervisor(self, new_session=True, shutdown_timeout=30)
+        wait_until(ClaimedExecution.objects.exists, timeout=30)
+        os.killpg(supervisor.pid, signal.SIGINT)
+        wait_until(lambda: "stopping:" in supervisor.output(), timeout=10)
+        self.assertTrue(is_alive(supervisor.pid), "the first Ctrl-C waits for jobs")
+        os.killpg(supervisor.pid, signal.SIGINT)
+        start = time.monotonic()
+        self.assertEqual(supervisor.wait(timeout=20), 0)
+        self.assertLess(time.monotonic() - start, 10)
+        job = Job.objects.with_executions().get(result_id=result.id)
+        self.assertEqual(job.state, "ready")
+        self.assertEqual(job.errors, [])
+        output = supervisor.output()
+        self.assertIn("get 30.0s to finish, then go back to the queue", output)
+        self.assertIn("stopping now: running jobs are given back to the queue", output)
+
 
 class CrashTests(TransactionTestCase):
     def test_kill_9_of_a_worker_fails_its_claims_and_replaces_it(self) -> None:
@@ -146,7 +187,8 @@ class CrashTests(TransactionTestCase):
 
     def test_kill_9_mid_task_is_retried_when_the_policy_allows(self) -> None:
         result = control_tasks.crashes_once.enqueue("crash")
-        supervisor = Supervisor(self)
+        # Not the app's tasks module: the workers must be told to import it.
+        supervisor = Supervisor(self, task_modules=["testproject.control_tasks"])
         [worker] = supervisor.children("worker")
         wait_until(lambda: LedgerEntry.objects.filter(key="crash").exists(), timeout=30)
         os.kill(worker.pid, signal.SIGKILL)
@@ -196,6 +238,63 @@ class RecoveryTests(TransactionTestCase):
         Process.objects.filter(pk=process.pk).delete()
         Supervisor(self)
         wait_until(lambda: Job.objects.failed().exists(), timeout=30)
+        self.assertEqual(error_classes(result_id), ["robust_queue.exceptions.ProcessMissingError"])
+
+    def test_a_supervisor_whose_row_is_pruned_registers_again(self) -> None:
+        """It keeps its children and adopts their rows; it does not stop."""
+        supervisor = Supervisor(self)
+        [worker] = supervisor.children("worker")
+        [row] = Process.objects.filter(pid=supervisor.pid, kind="supervisor")
+        Process.objects.filter(pk=row.pk).delete()
+        def registered_again() -> Process | None:
+            return Process.objects.filter(
+                pid=supervisor.pid, kind="supervisor", supervisees__pk=worker.pk
+            ).first()
+        again = wait_until(registered_again, timeout=30)
+        self.assertIsNotNone(again)
+        self.assertTrue(is_alive(worker.pid))
+        self.assertTrue(is_alive(supervisor.pid))
+
+    def test_a_worker_pruned_while_alive_ends_each_claim_once_and_is_replaced(self) -> None:
+        """It stops claiming; its claims are failed (by the pruner) or given
+        back (by itself) exactly once; the queue drains; no claim is left."""
+        robust_queue.enqueue_all([(tasks.record, (f"p{i}", 0.3), {}) for i in range(40)])
+        supervisor = Supervisor(self, shutdown_timeout=1)
+        [worker] = supervisor.children("worker")
+        wait_until(lambda: ClaimedExecution.objects.filter(process=worker).count() == 3, timeout=30)
+        gone = Process.objects.filter(pk=worker.pk)
+
+        def pruned() -> bool:
+            gone.update(last_heartbeat_at=timezone.now() - timedelta(hours=1))
+            Process.objects.prune(threshold=60)
+            return not gone.exists()
+
+        wait_until(pruned, timeout=10)
+        wait_dead(worker.pid, timeout=30)
+        wait_until(
+            lambda: Job.objects.filter(finished_at__isnull=False).count()
+            + Job.objects.failed().count() == 40,
+            timeout=90,
+        )
+        self.assertFalse(ClaimedExecution.objects.exists())
+        replacement = supervisor.children("worker")[0]
+        self.assertNotEqual(replacement.pid, worker.pid)
+        finished = Job.objects.filter(finished_at__isnull=False)
+        for job in finished:
+            self.assertEqual(LedgerEntry.objects.filter(key=job.return_value).count(), 1)
+        for job in Job.objects.failed():
+            self.assertEqual(
+                error_classes(job.result_id), ["robust_queue.exceptions.ProcessPrunedError"]
+            )
+
+    def test_claims_left_without_a_process_row_fail_after_the_settle_time(self) -> None:
+        """No claim outlives its process row while the supervisor runs."""
+        supervisor = Supervisor(self, workers=[])
+        supervisor.children("dispatcher")
+        result_id, process = self.stale_claim()
+        Process.objects.filter(pk=process.pk).delete()
+        # Settle time: a beat + shutdown timeout + kill grace = 8.5 s.
+        wait_until(lambda: Job.objects.failed().exists(), timeout=40)
         self.assertEqual(error_classes(result_id), ["robust_queue.exceptions.ProcessMissingError"])
 
     def test_a_worker_whose_row_is_pruned_stops_itself(self) -> None:

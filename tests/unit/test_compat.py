@@ -28,7 +28,7 @@ class CompatTests(SimpleTestCase):
 
     def test_falls_back_to_the_backport_when_django_tasks_is_missing(self) -> None:
         try:
-            import django_tasks  # noqa: F401
+            import django_tasks
         except ImportError:
             self.skipTest("the django-tasks backport is installed only on Django 5.2")
         import django_tasks.signals
@@ -38,3 +38,23 @@ class CompatTests(SimpleTestCase):
             fresh = importlib.reload(compat)
         self.assertEqual(fresh.FRAMEWORK, "django_tasks")
         self.assertIs(fresh.task_enqueued, django_tasks.signals.task_enqueued)
+
+    def test_a_missing_backport_names_the_fix(self) -> None:
+        """Django 5.2 without django-tasks: an error that says what to install."""
+        from robust_queue.exceptions import TasksFrameworkMissingError
+
+        self.addCleanup(importlib.reload, compat)
+        hidden = {"django.tasks": None, "django_tasks": None}
+        with mock.patch.dict(sys.modules, hidden), self.assertRaises(ImportError) as caught:
+            importlib.reload(compat)
+        self.assertIsInstance(caught.exception, TasksFrameworkMissingError)
+        message = str(caught.exception)
+        self.assertIn('pip install "robust-queue[backport]"', message)
+        self.assertIn("Django >= 6.0", message)
+
+    def test_only_django_6_0_refuses_extra_task_keywords(self) -> None:
+        """@task(limits_concurrency=...) works on the backport and Django >= 6.1."""
+        import django
+
+        on_6_0 = compat.FRAMEWORK == "django.tasks" and django.VERSION[:2] == (6, 0)
+        self.assertIs(compat.TASK_TAKES_OPTIONS, not on_6_0)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.test import SimpleTestCase
-from django.utils import timezone
 
 from robust_queue import retry
 from robust_queue.exceptions import ConfigurationError, ProcessExitError
@@ -21,6 +20,12 @@ class PolicyTests(SimpleTestCase):
         delays = [policy.delay(n).total_seconds() for n in range(1, 6)]
         self.assertEqual(delays, [2, 4, 8, 10, 10])
 
+    def test_a_high_attempt_number_stays_at_the_cap(self) -> None:
+        """Doubling 3 s 45 times would overflow timedelta before the cap."""
+        policy = RetryPolicy(attempts=200, wait=timedelta(seconds=3), jitter=0)
+        self.assertEqual(policy.delay(46), policy.max_wait)
+        self.assertEqual(policy.delay(10_000), policy.max_wait)
+
     def test_jitter_stays_within_its_fraction(self) -> None:
         policy = RetryPolicy(wait=timedelta(seconds=100), jitter=0.2)
         delays = {policy.delay(1).total_seconds() for _ in range(200)}
@@ -35,19 +40,18 @@ class PolicyTests(SimpleTestCase):
         as_delta = RetryPolicy(backoff=lambda attempt: timedelta(minutes=attempt))
         self.assertEqual(as_delta.delay(3), timedelta(minutes=3))
 
-    def test_retry_at_counts_attempts_and_filters_errors(self) -> None:
-        policy = RetryPolicy(attempts=3, backoff="fixed", wait=timedelta(0),
+    def test_retry_in_counts_attempts_and_filters_errors(self) -> None:
+        policy = RetryPolicy(attempts=3, backoff="fixed", wait=timedelta(seconds=5),
                              retry_on=(ValueError, ProcessExitError),
                              discard_on=(UnicodeError,))
-        before = timezone.now()
-        self.assertGreaterEqual(policy.retry_at(ValueError(), 1), before)
-        self.assertIsNotNone(policy.retry_at(ProcessExitError(), 2))
-        self.assertIsNone(policy.retry_at(ValueError(), 3), "attempts exhausted")
-        self.assertIsNone(policy.retry_at(KeyError(), 1), "not in retry_on")
-        self.assertIsNone(policy.retry_at(UnicodeError(), 1), "discard_on wins")
+        self.assertEqual(policy.retry_in(ValueError(), 1), timedelta(seconds=5))
+        self.assertIsNotNone(policy.retry_in(ProcessExitError(), 2))
+        self.assertIsNone(policy.retry_in(ValueError(), 3), "attempts exhausted")
+        self.assertIsNone(policy.retry_in(KeyError(), 1), "not in retry_on")
+        self.assertIsNone(policy.retry_in(UnicodeError(), 1), "discard_on wins")
 
     def test_the_default_retries_any_exception(self) -> None:
-        self.assertIsNotNone(RetryPolicy().retry_at(ProcessExitError("gone"), 1))
+        self.assertIsNotNone(RetryPolicy().retry_in(ProcessExitError("gone"), 1))
 
 
 class DecoratorTests(SimpleTestCase):
@@ -70,7 +74,7 @@ class DecoratorTests(SimpleTestCase):
         retry(retry_on=TimeoutError)  # type: ignore[arg-type]
         self.assertEqual(policy.retry_on, (TimeoutError,))
 
-    def test_policies_are_found_by_task_path_through_using(self) -> None:
+    def test_using_copies_keep_the_policy(self) -> None:
         policy = policy_for(ct.flaky.using(priority=3))
         assert policy is not None
         self.assertEqual(policy.attempts, 3)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from robust_queue.models import FailedExecution, Job, Pause, RecurringTask
+from robust_queue.models import (
+    ClaimedExecution,
+    FailedExecution,
+    Job,
+    Pause,
+    RecurringTask,
+    TaskPause,
+)
 from tests.integration.admin.base import (
     ACTION_PERMISSIONS,
     VIEW_PERMISSIONS,
@@ -14,6 +21,9 @@ from tests.integration.admin.base import (
     job_url,
     make_staff,
 )
+
+# A bulk action acts once confirmed (the confirmation page fills these in).
+CONFIRMED = {"confirm": "yes", "max_pk": 2**62, "count": 1}
 
 PAGES = [
     "admin:robust_queue_overview",
@@ -33,6 +43,9 @@ class PermissionMatrixTests(AdminTestCase):
             codename: make_staff(codename, *VIEW_PERMISSIONS, codename)
             for codename in ACTION_PERMISSIONS
         }
+        cls.blind_actors = {
+            codename: make_staff(f"blind-{codename}", codename) for codename in ACTION_PERMISSIONS
+        }
         cls.recurring = RecurringTask.objects.create(
             key="nightly",
             schedule="0 3 * * *",
@@ -47,7 +60,12 @@ class PermissionMatrixTests(AdminTestCase):
                 (job_url("action", self.failed.pk, "retry"), {}),
                 (
                     changelist(),
-                    {"action": "retry_selected", "_selected_action": [self.failed.pk], "index": 0},
+                    {
+                        "action": "retry_selected",
+                        "_selected_action": [self.failed.pk],
+                        "index": 0,
+                        **CONFIRMED,
+                    },
                 ),
             ],
             "discard_job": [
@@ -58,6 +76,7 @@ class PermissionMatrixTests(AdminTestCase):
                         "action": "discard_selected",
                         "_selected_action": [self.ready.pk],
                         "index": 0,
+                        **CONFIRMED,
                     },
                 ),
             ],
@@ -69,6 +88,7 @@ class PermissionMatrixTests(AdminTestCase):
                         "action": "run_selected_now",
                         "_selected_action": [self.blocked.pk],
                         "index": 0,
+                        **CONFIRMED,
                     },
                 ),
                 (reverse("admin:robust_queue_recurringtask_run", args=[self.recurring.pk]), {}),
@@ -81,9 +101,37 @@ class PermissionMatrixTests(AdminTestCase):
                     },
                 ),
             ],
+            "cancel_job": [
+                (job_url("action", self.running.pk, "cancel"), {}),
+                (
+                    changelist(),
+                    {
+                        "action": "cancel_selected",
+                        "_selected_action": [self.running.pk],
+                        "index": 0,
+                        **CONFIRMED,
+                    },
+                ),
+            ],
             "pause_queue": [
-                (reverse("admin:robust_queue_queue", args=["reports", "pause"]), {}),
-                (reverse("admin:robust_queue_queue", args=["reports", "resume"]), {}),
+                (reverse("admin:robust_queue_queue", args=["pause"]), {"queue": "reports"}),
+                (reverse("admin:robust_queue_queue", args=["resume"]), {"queue": "reports"}),
+            ],
+            "pause_task": [
+                (reverse("admin:robust_queue_task", args=["pause"]), {"task": "x.y"}),
+                (reverse("admin:robust_queue_task", args=["resume"]), {"task": "x.y"}),
+            ],
+            "toggle_recurringtask": [
+                (_switch(self.recurring.pk, "disable"), {}),
+                (_switch(self.recurring.pk, "enable"), {}),
+                (
+                    reverse("admin:robust_queue_recurringtask_changelist"),
+                    {
+                        "action": "disable_selected",
+                        "_selected_action": [self.recurring.pk],
+                        "index": 0,
+                    },
+                ),
             ],
         }
 
@@ -153,11 +201,36 @@ class PermissionMatrixTests(AdminTestCase):
             4,
         )
 
+    def test_an_action_permission_without_view_permission_acts_nowhere(self) -> None:
+        """Every action endpoint needs the view permission of its page too."""
+        for codename, requests in self._posts().items():
+            self.client.force_login(self.blind_actors[codename])
+            for url, data in requests:
+                with self.subTest(codename=codename, url=url, action=data.get("action")):
+                    self.assertEqual(self.client.post(url, data).status_code, 403)
+        self.client.force_login(self.blind_actors["discard_job"])
+        self.assertEqual(
+            self.client.get(job_url("action", self.finished.pk, "discard")).status_code, 403
+        )
+        self._assert_nothing_changed()
+
+    def test_an_action_permission_with_another_page_view_acts_nowhere(self) -> None:
+        """view_job does not open the recurring tasks' run button, and back."""
+        recurring_only = make_staff("recurring-only", "view_recurringtask", "run_job_now")
+        self.client.force_login(recurring_only)
+        run_job = job_url("action", self.scheduled.pk, "run")
+        self.assertEqual(self.client.post(run_job).status_code, 403)
+        jobs_only = make_staff("jobs-only", "view_job", "run_job_now")
+        self.client.force_login(jobs_only)
+        run = reverse("admin:robust_queue_recurringtask_run", args=[self.recurring.pk])
+        self.assertEqual(self.client.post(run).status_code, 403)
+        self._assert_nothing_changed()
+
     def test_action_buttons_follow_permissions(self) -> None:
         self.client.force_login(self.actors["retry_job"])
         detail = self.client.get(job_url("change", self.failed.pk))
         self.assertContains(detail, ">Retry</button>")
-        self.assertNotContains(detail, ">Discard</button>")
+        self.assertNotContains(detail, ">Discard</a>")
         jobs = self.client.get(changelist(state="failed"))
         self.assertContains(jobs, 'value="retry_selected"')
         self.assertNotContains(jobs, 'value="discard_selected"')
@@ -169,7 +242,7 @@ class PermissionMatrixTests(AdminTestCase):
     def test_superuser_sees_every_action(self) -> None:
         self.login()
         jobs = self.client.get(changelist())
-        for action in ("retry_selected", "run_selected_now", "discard_selected"):
+        for action in ("retry_selected", "run_selected_now", "cancel_selected", "discard_selected"):
             self.assertContains(jobs, f'value="{action}"')
         self.assertNotContains(jobs, 'value="delete_selected"')
 
@@ -177,6 +250,15 @@ class PermissionMatrixTests(AdminTestCase):
         self.assertIs(FailedExecution.objects.filter(job=self.failed).exists(), True)
         self.assertEqual(Job.objects.count(), 6)
         self.assertIs(Pause.objects.exists(), False)
+        self.assertIs(
+            ClaimedExecution.objects.filter(cancel_requested_at__isnull=False).exists(), False
+        )
+        self.assertIs(TaskPause.objects.exists(), False)
+        self.assertIs(RecurringTask.objects.get(pk=self.recurring.pk).enabled, True)
+
+
+def _switch(pk: int, verb: str) -> str:
+    return reverse("admin:robust_queue_recurringtask_switch", args=[pk, verb])
 
 
 class CsrfTests(AdminTestCase):
@@ -185,9 +267,9 @@ class CsrfTests(AdminTestCase):
         client.force_login(self.superuser)
         for url in (
             job_url("action", self.failed.pk, "retry"),
-            reverse("admin:robust_queue_queue", args=["reports", "pause"]),
+            reverse("admin:robust_queue_queue", args=["pause"]),
         ):
-            self.assertEqual(client.post(url).status_code, 403, url)
+            self.assertEqual(client.post(url, {"queue": "reports"}).status_code, 403, url)
         self.assertIs(FailedExecution.objects.filter(job=self.failed).exists(), True)
 
     def test_posts_with_the_page_token_work(self) -> None:

@@ -41,6 +41,31 @@ class BackendCheckTests(SimpleTestCase):
         self.assertIn("unknown option 'colour'", messages["robust_queue.E003"])
         self.assertIn("positive integer, not -1", messages["robust_queue.E004"])
 
+    @override_settings(
+        TASKS={
+            "default": {
+                "BACKEND": "robust_queue.backend.RobustQueueBackend",
+                "OPTIONS": {"max_return_value_bytes": 1000},
+            }
+        }
+    )
+    def test_max_return_value_bytes_is_a_known_option(self) -> None:
+        self.assertEqual(_messages(), {})
+
+    @override_settings(
+        TASKS={
+            "default": {
+                "BACKEND": "robust_queue.backend.RobustQueueBackend",
+                "OPTIONS": {"max_return_value_bytes": "big"},
+            }
+        }
+    )
+    def test_a_bad_max_return_value_bytes_is_reported(self) -> None:
+        self.assertIn(
+            "['max_return_value_bytes'] must be a positive integer, not 'big'",
+            _messages()["robust_queue.E004"],
+        )
+
     @override_settings(INSTALLED_APPS=["django.contrib.contenttypes"])
     def test_app_not_installed_is_reported(self) -> None:
         self.assertIn("not in INSTALLED_APPS", _messages()["robust_queue.E001"])

@@ -18,6 +18,7 @@ from robust_queue.compat import (
     task_started,
 )
 from robust_queue.models import BlockedExecution, Job, JobState
+from robust_queue.performing import perform
 from testproject import tasks
 from tests.helpers import WORKER_ID, claim, work_off
 
@@ -137,7 +138,7 @@ class ContractTests(TestCase):
         self.assertEqual(running.status, TaskResultStatus.RUNNING)
         self.assertEqual(running.worker_ids, [WORKER_ID])
         self.assertEqual(running.attempts, 1)
-        claimed.perform()
+        perform(claimed)
         self.assertEqual(tasks.add.get_result(result.id).attempts, 1)
 
     def test_context_attempt_is_one_on_first_run(self) -> None:
@@ -218,7 +219,7 @@ class ContractTests(TestCase):
         running = tasks.sleep_for.using(priority=-100).enqueue(0)
         for row in claim(10):
             if row.job.result_id != running.id and row.job.result_id != ready.id:
-                row.perform()
+                perform(row)
             elif row.job.result_id == ready.id:
                 row.release()
         expected = {

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.test import TransactionTestCase
 
+from robust_queue.performing import perform
 from testproject import tasks
 from tests.helpers import claim
 
@@ -45,7 +46,7 @@ class OtherProcessTests(TransactionTestCase):
         running = tasks.sleep_for.using(priority=-10).enqueue(0)
         for row in claim(3):
             if row.job.result_id != running.id:
-                row.perform()
+                perform(row)
         self.assertEqual(
             read_in_subprocess("add", done.id),
             {"status": "SUCCESSFUL", "attempts": 1, "worker_ids": ["test-worker"],

@@ -8,8 +8,13 @@ from django.test import TestCase
 from django.utils import timezone
 
 import robust_queue
-from robust_queue import concurrency, limits_concurrency
-from robust_queue.compat import TaskResultDoesNotExist, TaskResultStatus
+from robust_queue import limits_concurrency
+from robust_queue.compat import (
+    TaskResult,
+    TaskResultDoesNotExist,
+    TaskResultStatus,
+    task_enqueued,
+)
 from robust_queue.exceptions import ConfigurationError, EnqueueError
 from robust_queue.models import (
     BlockedExecution,
@@ -19,6 +24,8 @@ from robust_queue.models import (
     ScheduledExecution,
     Semaphore,
 )
+from robust_queue.performing import perform
+from robust_queue.processes.dispatcher import ConcurrencyMaintenance
 from testproject import control_tasks as ct
 from testproject import tasks
 from testproject.models import LedgerEntry
@@ -54,7 +61,7 @@ class BlockAndReleaseTests(TestCase):
         low = ct.limited.using(priority=-5).enqueue("acme", "low")
         high = ct.limited.using(priority=5).enqueue("acme", "high")
         first, _ = claim()
-        self.assertIs(first.perform(), True)
+        self.assertIs(perform(first), True)
         ready = ReadyExecution.objects.get()
         self.assertEqual(ready.job.result_id, high.id)
         self.assertEqual(BlockedExecution.objects.get().job.result_id, low.id)
@@ -88,7 +95,7 @@ class BlockAndReleaseTests(TestCase):
         waiting = ct.short_lease.enqueue("b")
         [claimed] = claim()
         claimed.fail({"exception_class_path": "x.Y", "traceback": ""},
-                     retry_at=timezone.now() + timedelta(hours=1))
+                     retry_in=timedelta(hours=1))
         self.assertEqual(ReadyExecution.objects.get().job.result_id, waiting.id)
         self.assertEqual(ScheduledExecution.objects.get().job_id, claimed.job_id)
 
@@ -131,17 +138,60 @@ class DiscardOnConflictTests(TestCase):
         ct.discarding.enqueue("c")
         self.assertEqual(ReadyExecution.objects.count(), 1)
 
+    def test_a_discarded_enqueue_returns_an_honest_failed_result(self) -> None:
+        """Not READY: the job will never run, and its error says why."""
+        enqueued: list[str] = []
+
+        def receiver(sender: object, task_result: TaskResult, **kwargs: object) -> None:
+            enqueued.append(task_result.id)
+
+        task_enqueued.connect(receiver)
+        self.addCleanup(task_enqueued.disconnect, receiver)
+        kept = ct.discarding.enqueue("a")
+        dropped = ct.discarding.enqueue("b")
+        self.assertEqual(dropped.status, TaskResultStatus.FAILED)
+        self.assertIsNotNone(dropped.finished_at)
+        [error] = dropped.errors
+        self.assertEqual(
+            error.exception_class_path, "robust_queue.exceptions.DiscardedOnConflictError"
+        )
+        self.assertIn("on_conflict='discard'", error.traceback)
+        self.assertIn(dropped.id, error.traceback)
+        with self.assertRaisesMessage(ValueError, "Task failed"):
+            dropped.return_value  # noqa: B018
+        self.assertEqual(enqueued, [kept.id])
+
+    def test_bulk_enqueue_reports_each_discard(self) -> None:
+        results = robust_queue.enqueue_all(
+            [(ct.discarding, ("a",), {}), (ct.discarding, ("b",), {}), (tasks.add, (1, 2), {})]
+        )
+        self.assertEqual(
+            [r.status for r in results],
+            [TaskResultStatus.READY, TaskResultStatus.FAILED, TaskResultStatus.READY],
+        )
+        self.assertEqual(Job.objects.count(), 2)
+
 
 class MaintenanceTests(TestCase):
+    def test_the_dispatcher_runs_maintenance_once_per_interval(self) -> None:
+        maintenance = ConcurrencyMaintenance("default", interval=3600)
+        self.assertEqual(maintenance.run_if_due(), 0)
+        ct.limited.enqueue("acme", "a")
+        ct.limited.enqueue("acme", "b")
+        ct.limited.enqueue("acme", "c")
+        Semaphore.objects.update(value=1)  # a slot to give out
+        self.assertIsNone(maintenance.run_if_due(), "not due again within the hour")
+        self.assertEqual(BlockedExecution.objects.count(), 1)
+
     def test_an_expired_lease_lets_the_next_job_run(self) -> None:
         ct.short_lease.enqueue("stuck")
         waiting = ct.short_lease.enqueue("waiting")
         claim()  # never finishes, e.g. a hung worker
-        self.assertEqual(concurrency.run_maintenance("default"), 0)
+        self.assertEqual(ConcurrencyMaintenance("default", interval=0).run(), 0)
         past = timezone.now() - timedelta(seconds=1)
         Semaphore.objects.update(expires_at=past)
         BlockedExecution.objects.update(expires_at=past)
-        self.assertEqual(concurrency.run_maintenance("default"), 1)
+        self.assertEqual(ConcurrencyMaintenance("default", interval=0).run(), 1)
         self.assertEqual(ReadyExecution.objects.get().job.result_id, waiting.id)
 
     def test_blocked_jobs_whose_key_has_room_are_released(self) -> None:
@@ -150,7 +200,7 @@ class MaintenanceTests(TestCase):
         ct.limited.enqueue("acme", "b")
         ct.limited.enqueue("acme", "c")
         Semaphore.objects.update(value=1)  # as if a finish raced the block
-        self.assertEqual(concurrency.run_maintenance("default"), 1)
+        self.assertEqual(ConcurrencyMaintenance("default", interval=0).run(), 1)
         self.assertEqual(states(), {"ready": 3, "blocked": 0, "claimed": 0})
         self.assertEqual(Semaphore.objects.get().value, 0)
 

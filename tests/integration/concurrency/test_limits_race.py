@@ -13,6 +13,7 @@ from datetime import datetime
 from django.test import TransactionTestCase
 
 from robust_queue.models import BlockedExecution, Job, Semaphore
+from robust_queue.performing import perform
 from testproject import control_tasks as ct
 from testproject.models import LedgerEntry
 from tests.helpers import claim, run_in_threads
@@ -58,7 +59,7 @@ class LimitRaceTests(TransactionTestCase):
                 if not claimed:
                     time.sleep(0.01)
                     continue
-                claimed[0].perform()
+                perform(claimed[0])
 
         targets = [lambda s=s: enqueue(s) for s in range(3)]
         targets += [

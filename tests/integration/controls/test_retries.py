@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
+from unittest import mock, skipIf
 
+from django.db import connection
 from django.test import TestCase
 from django.utils import timezone
 
@@ -16,6 +19,8 @@ from robust_queue.models import (
     ReadyExecution,
     ScheduledExecution,
 )
+from robust_queue.models.clock import database_now
+from robust_queue.performing import perform
 from testproject import control_tasks as ct
 from testproject import tasks
 from testproject.models import LedgerEntry
@@ -25,7 +30,7 @@ from tests.helpers import claim, work_off
 def run_each_once(worker_id: str) -> int:
     claimed = claim(worker_id=worker_id)
     for row in claimed:
-        row.perform()
+        perform(row)
     return len(claimed)
 
 
@@ -127,3 +132,39 @@ class CrashRetryTests(TestCase):
         claim()
         ClaimedExecution.objects.all().fail_all_with(ProcessExitError, "gone")
         self.assertEqual(tasks.add.get_result(result.id).status, TaskResultStatus.FAILED)
+
+
+@skipIf(connection.vendor == "sqlite", "SQLite's clock is this process's own")
+class RetryClockTests(TestCase):
+    """A retry is due ``delay`` after the database's clock, whatever the
+    worker host's clock says (tests/processes/test_clock_skew.py runs the
+    same with a real skewed process)."""
+
+    SKEW = timedelta(minutes=10)
+
+    def test_a_task_error_is_retried_by_the_database_clock(self) -> None:
+        for skew in (self.SKEW, -self.SKEW):
+            with self.subTest(skew=skew):
+                result = ct.picky.enqueue("value")
+                with self._host_clock_off_by(skew):
+                    work_off()
+                self._assert_due_in(result.id, timedelta(seconds=20), timedelta(seconds=40))
+                Job.objects.all().delete()
+
+    def test_a_crash_is_retried_by_the_database_clock(self) -> None:
+        result = ct.picky.enqueue("value")
+        claim()
+        with self._host_clock_off_by(self.SKEW):
+            ClaimedExecution.objects.all().fail_all_with(ProcessExitError, "gone")
+        self._assert_due_in(result.id, timedelta(seconds=20), timedelta(seconds=40))
+
+    def _host_clock_off_by(self, skew: timedelta) -> Any:
+        real = timezone.now
+        return mock.patch("django.utils.timezone.now", lambda: real() + skew)
+
+    def _assert_due_in(self, result_id: str, low: timedelta, high: timedelta) -> None:
+        now = database_now("default")
+        scheduled = ScheduledExecution.objects.get(job__result_id=result_id)
+        self.assertEqual(scheduled.job.run_after, scheduled.scheduled_at)
+        self.assertGreater(scheduled.scheduled_at, now + low)
+        self.assertLess(scheduled.scheduled_at, now + high)

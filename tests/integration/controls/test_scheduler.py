@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -72,9 +73,34 @@ class SlotTests(TestCase):
         execution = RecurringExecution.objects.get()
         self.assertEqual((execution.task_key, execution.run_at), ("tick-new-year", NEW_YEAR))
         self.assertEqual(execution.job, Job.objects.get())
-        self.assertLessEqual(wait, scheduler.polling_interval)
+        self.assertEqual(wait, scheduler.polling_interval)
         scheduler.run_once(now=NEW_YEAR + timedelta(seconds=2))
         self.assertEqual(len(tick_jobs()), 1)
+
+
+class WaitTests(TestCase):
+    """The wait ``run_once`` returns, with a clock the test moves."""
+
+    def clock(self, *readings: float) -> Callable[[], float]:
+        return iter(readings).__next__
+
+    def test_a_slot_nearer_than_the_polling_interval_is_waited_for_exactly(self) -> None:
+        scheduler = booted(NEW_YEAR - timedelta(hours=1), monotonic=self.clock(50.0, 50.0))
+        self.assertEqual(scheduler.run_once(now=NEW_YEAR - timedelta(seconds=12.5)), 12.5)
+
+    def test_the_time_the_tick_took_comes_off_the_wait(self) -> None:
+        scheduler = booted(NEW_YEAR - timedelta(hours=1), monotonic=self.clock(50.0, 50.75))
+        self.assertEqual(scheduler.run_once(now=NEW_YEAR - timedelta(seconds=12.5)), 11.75)
+
+    def test_a_slot_further_away_waits_one_polling_interval(self) -> None:
+        scheduler = booted(
+            NEW_YEAR - timedelta(hours=1), polling_interval=30.0, monotonic=self.clock(0.0, 9.0)
+        )
+        self.assertEqual(scheduler.run_once(now=NEW_YEAR - timedelta(minutes=10)), 30.0)
+
+    def test_a_tick_that_overran_the_slot_waits_nothing(self) -> None:
+        scheduler = booted(NEW_YEAR - timedelta(hours=1), monotonic=self.clock(0.0, 20.0))
+        self.assertEqual(scheduler.run_once(now=NEW_YEAR - timedelta(seconds=12.5)), 0.0)
 
     def test_two_schedulers_enqueue_a_slot_once(self) -> None:
         first, second = booted(JULY - timedelta(days=1)), booted(JULY - timedelta(days=1))

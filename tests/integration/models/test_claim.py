@@ -8,6 +8,7 @@ from django.db import connection
 from django.test import TestCase
 
 from robust_queue.models import ClaimedExecution, Job, ReadyExecution
+from robust_queue.statistics import recorder
 from testproject import tasks
 from tests.helpers import claim, make_process
 
@@ -38,6 +39,24 @@ class ClaimTests(TestCase):
         self.assertEqual(claimed.job.worker_ids, ["w-1"])
         self.assertEqual(claimed.job.arguments, job.arguments)
 
+    def test_a_claimed_job_is_read_as_a_query_would_read_it(self) -> None:
+        """The job a claim returns (built from the claim's own rows) has
+        every field converted from the database's types: JSON, aware
+        datetimes, and is bound to the queue's database."""
+        result = tasks.add.using(priority=7).enqueue(1, 2)
+        Job.objects.filter(result_id=result.id).update(metadata={"trace": ["a", 1]})
+        [claimed] = claim(worker_id="w-1")
+        stored = Job.objects.get(result_id=result.id)
+        for field in Job._meta.concrete_fields:
+            with self.subTest(field.attname):
+                self.assertEqual(
+                    getattr(claimed.job, field.attname), getattr(stored, field.attname)
+                )
+        self.assertEqual(claimed.job.metadata, {"trace": ["a", 1]})
+        assert claimed.job.started_at is not None
+        self.assertIsNotNone(claimed.job.started_at.tzinfo)
+        self.assertEqual((claimed.job._state.db, claimed.job._state.adding), ("default", False))
+
     def test_a_second_attempt_keeps_the_first_start_time(self) -> None:
         result = tasks.add.enqueue(1, 2)
         [first] = claim(worker_id="w-1")
@@ -62,6 +81,9 @@ class ClaimTests(TestCase):
     def test_claim_and_finish_are_one_statement_each_on_postgresql(self) -> None:
         for i in range(3):
             tasks.add.enqueue(i, 1)
+        # As in a worker: statistics wait in memory for the next flush.
+        recorder.start_buffering()
+        self.addCleanup(recorder.stop_buffering)
         with self.assertNumQueries(1):
             claimed = claim(3)
         with self.assertNumQueries(1):

@@ -12,6 +12,7 @@ from robust_queue.models import (
     Job,
     ReadyExecution,
 )
+from robust_queue.performing import perform
 from testproject import tasks
 from tests.helpers import claim, make_process, work_off
 
@@ -35,7 +36,7 @@ class FinalizeTests(TestCase):
         ClaimedExecution.objects.filter(pk=claimed.pk).fail_all_with(
             ProcessExitError, "worker 123 exited"
         )
-        self.assertIs(claimed.perform(), False)
+        self.assertIs(perform(claimed), False)
         fetched = tasks.add.get_result(result.id)
         self.assertEqual(fetched.status, TaskResultStatus.FAILED)
         self.assertEqual(
@@ -55,19 +56,28 @@ class FinalizeTests(TestCase):
         self.assertEqual(fetched.return_value, 3)
         self.assertEqual(fetched.attempts, 2)
 
-    def test_fail_with_retry_at_schedules_the_same_job(self) -> None:
+    def test_fail_with_retry_in_schedules_the_same_job_by_the_database_clock(
+        self,
+    ) -> None:
         from datetime import timedelta
 
-        from django.utils import timezone
+        from robust_queue.models.clock import database_now
 
         result = tasks.add.enqueue(1, 2)
         [claimed] = claim()
-        when = timezone.now() + timedelta(minutes=1)
         error = {"exception_class_path": "builtins.ValueError", "traceback": "tb"}
-        self.assertIs(claimed.fail(error, retry_at=when), True)
+        before = database_now("default")
+        self.assertIs(claimed.fail(error, retry_in=timedelta(minutes=1)), True)
+        after = database_now("default")
         job = Job.objects.with_executions().get(result_id=result.id)
-        self.assertEqual(job.scheduled_execution.scheduled_at, when)
-        self.assertEqual(job.errors, [error])
+        scheduled_at = job.scheduled_execution.scheduled_at
+        self.assertGreaterEqual(scheduled_at, before + timedelta(minutes=1))
+        self.assertLessEqual(scheduled_at, after + timedelta(minutes=1))
+        self.assertEqual(job.run_after, scheduled_at)
+        # The error, stamped with the attempt it ended (attempt_history).
+        [stored] = job.errors
+        self.assertEqual({key: stored[key] for key in error}, error)
+        self.assertEqual((stored["attempt"], stored["worker_id"]), (1, "test-worker"))
         self.assertEqual(tasks.add.get_result(result.id).status, TaskResultStatus.READY)
 
     def test_orphaned_claims_are_those_without_a_process_row(self) -> None:
@@ -108,7 +118,7 @@ class PerformTests(TestCase):
         from decimal import Decimal
 
         values = {
-            "when": dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+            "when": dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
             "day": dt.date(2030, 1, 2),
             "span": dt.timedelta(seconds=90),
             "amount": Decimal("1.10"),

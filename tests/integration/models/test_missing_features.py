@@ -13,6 +13,7 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.models import ClaimedExecution, Job, ReadyExecution, ScheduledExecution
+from robust_queue.performing import perform
 from testproject import tasks
 from tests.helpers import claim
 
@@ -48,7 +49,7 @@ class BulkInsertWithoutReturnedIdsTests(TestCase):
         self.assertEqual(set(stored), {first.id, second.id})
         with without_returned_ids():
             for row in claimed:
-                self.assertIs(row.perform(), True)
+                self.assertIs(perform(row), True)
         self.assertFalse(ClaimedExecution.objects.exists())
         self.assertEqual(tasks.add.get_result(second.id).return_value, 7)
 

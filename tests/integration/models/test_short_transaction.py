@@ -1,7 +1,8 @@
 """The claim's and the finish's transaction: all or nothing, few round trips.
 
 TransactionTestCase: outside an atomic block is where MySQL/MariaDB sends
-its own START TRANSACTION and COMMIT, so that is what these tests run.
+its own START TRANSACTION and COMMIT (the dialect's ``transaction()``), so
+that is what these tests run.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from django.test import TransactionTestCase
 from django.utils import timezone
 
 from robust_queue.models import ClaimedExecution, Job, Pause, ReadyExecution
-from robust_queue.models.short_transaction import short_transaction
-from robust_queue.models.sql import Statements
+from robust_queue.models.sql import Dialect, dialect_for
+from robust_queue.statistics import recorder
 from testproject import tasks
 from tests.helpers import claim, run_in_threads
 
@@ -46,7 +47,7 @@ def _session_status(name: str) -> int:
 class ShortTransactionTests(TransactionTestCase):
     def test_the_body_commits_as_one_transaction(self) -> None:
         """Rows written in the body are visible to others once it ends."""
-        with short_transaction("default"):
+        with dialect_for("default").transaction():
             _insert_pause("one")
             _insert_pause("two")
         self.assertEqual(_paused_seen_elsewhere(), ["one", "two"])
@@ -55,7 +56,7 @@ class ShortTransactionTests(TransactionTestCase):
     def test_an_error_in_the_body_writes_nothing_and_leaves_no_transaction(self) -> None:
         """A failed body is rolled back; the next write commits on its own."""
         with self.assertRaisesMessage(ValueError, "boom"):
-            with short_transaction("default"):
+            with dialect_for("default").transaction():
                 _insert_pause("lost")
                 raise ValueError("boom")
         self.assertEqual(_paused_seen_elsewhere(), [])
@@ -93,7 +94,7 @@ class ShortTransactionTests(TransactionTestCase):
         """The job stamp fails after the claim row was inserted: all undone."""
         tasks.add.enqueue(1, 1)
         broken = ("UPDATE robust_queue_no_such_table SET x = 1", [])
-        with mock.patch.object(Statements, "stamp_jobs", return_value=broken):
+        with mock.patch.object(Dialect, "stamp_jobs", return_value=broken):
             with self.assertRaises(DatabaseError):
                 claim(1)
         self.assertEqual(ReadyExecution.objects.count(), 1)
@@ -107,6 +108,9 @@ class ShortTransactionTests(TransactionTestCase):
     def test_claim_and_finish_do_not_switch_autocommit_on_mysql(self) -> None:
         """No SET autocommit: one START TRANSACTION and COMMIT each."""
         tasks.add.enqueue(1, 1)
+        # As in a worker: statistics wait in memory for the next flush.
+        recorder.start_buffering()
+        self.addCleanup(recorder.stop_buffering)
         before = {name: _session_status(name) for name in ("Com_set_option", "Com_begin", "Com_commit")}
         [claimed] = claim(1)
         self.assertIs(claimed.finish(3), True)
@@ -129,7 +133,7 @@ class ShortTransactionTests(TransactionTestCase):
                 cursor.execute("KILL CONNECTION %s", [session])
 
         with self.assertRaisesMessage(ValueError, "body failed"):
-            with short_transaction("default"):
+            with dialect_for("default").transaction():
                 _insert_pause("lost")
                 run_in_threads([kill])
                 raise ValueError("body failed")

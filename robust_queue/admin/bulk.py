@@ -1,0 +1,140 @@
+"""Bulk retry / discard / run now / cancel: a confirmation page with the exact
+count, then the action, in the request or (when large) on the queue.
+
+The count is taken on the confirmation page, over the selection or the
+filter, exactly up to ``COUNT_CAP`` ("50,000+" past it); the highest job
+id seen then bounds the action, so jobs that arrive after the operator
+said yes are left alone. Once confirmed, the jobs are counted again (to
+the same cap) to decide whether the operation runs in the request or on
+the queue.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.contrib import messages
+from django.contrib.admin import helpers
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from ..models import Job
+from . import audit, bulk_task, operations, pages
+from .bulk_verbs import VERBS, Verb
+from .counting import CappedCount, capped_count
+from .display import number
+
+__all__ = ["BACKGROUND_ABOVE", "VERBS", "handle", "number"]
+
+if TYPE_CHECKING:
+    from .jobs import JobAdmin
+
+# Above this many jobs an operation runs as a job on the queue, not here.
+BACKGROUND_ABOVE = 5_000
+# Counts stop here ("50,000+"): the operation itself handles them all.
+COUNT_CAP = 50_000
+# Up to this many jobs, each gets its own audit entry (its page shows it).
+SMALL_ACTION = 50
+
+
+def handle(
+    model_admin: JobAdmin, request: HttpRequest, jobs: QuerySet[Job], verb_name: str
+) -> HttpResponse | None:
+    """The confirmation page, or (once confirmed) the action itself."""
+    verb = VERBS[verb_name]
+    if request.POST.get("confirm") != "yes":
+        return _confirmation(model_admin, request, jobs, verb)
+    bound = _int(request.POST.get("max_pk"))
+    jobs = jobs.filter(verb.applies_to, pk__lte=bound)
+    across = request.POST.get("select_across") == "1"
+    # Counted again here, not read from the form: a forged or stale count
+    # must not keep a large operation in the request.
+    count = capped_count(jobs, COUNT_CAP)
+    if across and int(count) > BACKGROUND_ABOVE:
+        return _in_background(model_admin, request, verb, bound, count)
+    each = list(jobs.values_list("pk", "task_path")[: SMALL_ACTION + 1])
+    outcome = verb.run(jobs)
+    _report(model_admin, request, verb, outcome, each if len(each) <= SMALL_ACTION else [])
+    return None
+
+
+def _report(
+    model_admin: JobAdmin, request: HttpRequest, verb: Verb, outcome: operations.Outcome,
+    each: list[tuple[int, str]],
+) -> None:
+    """The message and the audit entries (one per job of ``each`` too)."""
+    message = f"{verb.done} {number(outcome.changed)} of {number(outcome.total)} job(s)."
+    if outcome.skipped:
+        message += f" {number(outcome.skipped)} skipped (state changed, or locked by a worker)."
+    # A small action is findable from each job's page too.
+    audit.record_each(request.user.pk, each, f"{verb.label} (bulk action): {message}")
+    audit.record(request.user.pk, message)
+    model_admin.message_user(
+        request, message, messages.SUCCESS if outcome.changed else messages.WARNING
+    )
+
+
+def _confirmation(
+    model_admin: JobAdmin, request: HttpRequest, jobs: QuerySet[Job], verb: Verb
+) -> TemplateResponse:
+    top, count, blocked = _figures(jobs.filter(verb.applies_to), verb)
+    across = request.POST.get("select_across") == "1"
+    title = f"{verb.label}: {count} job(s)?"
+    context = {
+        **pages.context(model_admin, request, title,
+                        [(pages.jobs_url(model_admin), "Jobs"), ("", verb.label)]),
+        "verb": verb,
+        "count": int(count),
+        "count_shown": str(count),
+        "is_capped": count.is_capped,
+        "blocked": str(blocked) if blocked else "",
+        "max_pk": top,
+        "across": across,
+        "background": across and int(count) > BACKGROUND_ABOVE,
+        "threshold": number(BACKGROUND_ABOVE),
+        "action": request.POST.get("action", ""),
+        "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
+        "back_url": request.get_full_path(),
+    }
+    return TemplateResponse(request, "admin/robust_queue/job/bulk_confirm.html", context)
+
+
+def _figures(
+    applicable: QuerySet[Job], verb: Verb
+) -> tuple[int, CappedCount, CappedCount | None]:
+    """The highest id, the capped count and (run now) the blocked ones."""
+    top = applicable.order_by("-pk").values_list("pk", flat=True).first() or 0
+    counted = applicable.filter(pk__lte=top)
+    blocked = counted.filter(blocked_execution__isnull=False)
+    return (
+        top,
+        capped_count(counted, COUNT_CAP),
+        capped_count(blocked, COUNT_CAP) if verb.name == "run_now" else None,
+    )
+
+
+def _in_background(
+    model_admin: JobAdmin, request: HttpRequest, verb: Verb, bound: int, count: CappedCount
+) -> HttpResponse:
+    user_id = int(request.user.pk or 0)
+    site = model_admin.admin_site.name
+    job = bulk_task.enqueue(verb.name, request.GET.urlencode(), user_id, bound, int(count), site)
+    message = (
+        f"{verb.label} of {count} job(s) runs on the queue as job #{job.pk}; "
+        "its page shows the progress."
+    )
+    audit.record(request.user.pk, message)
+    messages.success(request, message)
+    opts = model_admin.opts
+    url = reverse(f"{site}:{opts.app_label}_{opts.model_name}_change", args=[job.pk],
+                  current_app=site)
+    return HttpResponseRedirect(url)
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0

@@ -1,0 +1,108 @@
+"""The concurrency page: semaphores and blocked jobs per key, bounded.
+
+Blocked jobs are grouped by key among the oldest ``BLOCKED_SAMPLE`` blocked
+rows (the page says so when there are more); ``?job=<id>`` shows that job's
+key alone, its semaphore and its blocked jobs read through the key indexes
+(counts stop at the cap). Keys are masked like their jobs' (``key_masking``);
+a masked key is never put in a URL: its links name a job instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Min, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from ..models import BlockedExecution, Job, Semaphore
+from . import display, key_masking, pages
+from .counting import DEFAULT_COUNT_CAP, CappedCount
+
+if TYPE_CHECKING:
+    from .jobs import JobAdmin
+
+# At most this many keys of each kind are listed.
+KEYS_SHOWN = 200
+# Blocked jobs are grouped by key among this many of the oldest.
+BLOCKED_SAMPLE = 10_000
+
+
+def view_for(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
+    def view(request: HttpRequest) -> HttpResponse:
+        if not model_admin.has_view_permission(request):
+            raise PermissionDenied
+        using = model_admin.using
+        job_id = str(request.GET.get("job", ""))
+        key = _key_of(job_id, using) if job_id else None
+        blocked, sampled = _blocked_groups(using, key)
+        semaphores = _semaphores(using, key)
+        keys = {row["concurrency_key"] for row in blocked} | {s.key for s in semaphores}
+        shown = key_masking.shown_keys(keys, using)
+        _decorate(blocked, shown)
+        context = {
+            **pages.context(model_admin, request, "Concurrency"),
+            "semaphores": [(s, shown[s.key]) for s in semaphores],
+            "blocked_keys": blocked,
+            "keys_shown": KEYS_SHOWN,
+            "sampled": display.number(BLOCKED_SAMPLE) if sampled else "",
+            "one_job": job_id,
+            "one_key": shown.get(key or "", "") if key is not None else None,
+        }
+        return TemplateResponse(request, "admin/robust_queue/concurrency.html", context)
+
+    return view
+
+
+def _decorate(blocked: list[dict[str, Any]], shown: dict[str, str]) -> None:
+    """The key as shown (masked?) and the count, grouped, on each row."""
+    for row in blocked:
+        row["shown_key"] = shown[row["concurrency_key"]]
+        row["is_masked"] = row["shown_key"] != row["concurrency_key"]
+        count = row["count"]
+        row["count_shown"] = str(count) if isinstance(count, CappedCount) else display.number(count)
+
+
+def _semaphores(using: str, key: str | None) -> list[Semaphore]:
+    rows = Semaphore.objects.using(using).order_by("key")
+    return list((rows if key is None else rows.filter(key=key))[:KEYS_SHOWN])
+
+
+def _key_of(job_id: str, using: str) -> str | None:
+    """The concurrency key of job ``job_id``; "" if it has none (or there
+    is no such job): the page then lists nothing."""
+    if not display.is_id(job_id):
+        return ""
+    keys = Job.objects.using(using).filter(pk=int(job_id)).values_list("concurrency_key", flat=True)
+    return next(iter(keys), "")
+
+
+def _blocked_groups(using: str, key: str | None) -> tuple[list[dict[str, Any]], bool]:
+    """Blocked jobs per key (count, oldest block, first expiry, first job),
+    and whether only the oldest ``BLOCKED_SAMPLE`` were grouped."""
+    rows = BlockedExecution.objects.using(using)
+    if key is not None:
+        return (_one_key(rows.filter(concurrency_key=key), key) if key else []), False
+    newest = list(rows.order_by("pk").values_list("pk", flat=True)[BLOCKED_SAMPLE:BLOCKED_SAMPLE + 1])
+    if newest:
+        rows = rows.filter(pk__lt=newest[0])
+    groups = list(
+        rows.values("concurrency_key")
+        .annotate(count=Count("pk"), oldest=Min("created_at"), expires=Min("expires_at"),
+                  first_job=Min("job_id"))
+        .order_by("oldest")[:KEYS_SHOWN]
+    )
+    return groups, bool(newest)
+
+
+def _one_key(rows: QuerySet[BlockedExecution], key: str) -> list[dict[str, Any]]:
+    # Through the key's index, at most the cap's worth of rows.
+    first = rows.order_by("-priority", "job_id")[: DEFAULT_COUNT_CAP + 1]
+    figures = first.aggregate(count=Count("pk"), oldest=Min("created_at"),
+                              expires=Min("expires_at"), first_job=Min("job_id"))
+    if not figures["count"]:
+        return []
+    figures["count"] = CappedCount(figures["count"], DEFAULT_COUNT_CAP)
+    return [{"concurrency_key": key, **figures}]

@@ -1,0 +1,35 @@
+"""``manage.py robust_queue pause NAME...``: stop workers claiming from queues."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ... import __version__, conf
+from ...exceptions import InvalidQueueNameError
+from ...models import Queue
+
+
+class Command(BaseCommand):
+    help = "Pause queues: workers stop claiming from them; enqueueing goes on."
+    verb = "pause"
+    requires_system_checks: list[str] = []
+
+    def get_version(self) -> str:
+        return __version__
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("queues", nargs="+", metavar="QUEUE")
+        parser.add_argument("--database", default=None, help="Queue database alias.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        using = options["database"] or conf.queue_database()
+        for name in options["queues"]:
+            queue = Queue(name, using)
+            try:
+                changed = queue.pause() if self.verb == "pause" else queue.resume()
+            except InvalidQueueNameError as exc:
+                raise CommandError(str(exc)) from exc
+            done = f"{self.verb}d" if changed else f"was already {self.verb}d"
+            self.stdout.write(f"Queue {name!r} {done}.")

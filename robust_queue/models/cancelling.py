@@ -1,0 +1,114 @@
+"""Cancelling one job: the transition behind ``Job.cancel()``.
+
+A waiting job (ready, scheduled, blocked) leaves its queue and ends FAILED
+with ``JobCancelledError`` in one transaction; it is counted in the
+statistics' discarded/cancelled column, and a ready job gives its
+concurrency slot back after commit. A running job gets a stored request
+(``ClaimedExecution.cancel_requested_at``) that its worker acts on; its
+attempt, when it ends, is counted as a failed attempt like any other
+(``ClaimedExecution.fail``), not here.
+
+Below ``job.py``: the execution tables are reached through the job's
+reverse one-to-one fields (``job_state.execution_manager``), never imported.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import signals
+from ..compat import TaskResultDoesNotExist
+from ..deadlocks import retry_on_lock_conflict
+from ..exceptions import JobCancelledError, NotCancellableError
+from ..statistics import record_jobs
+from .error_record import error_record
+from .job_state import WAITING_STATES, JobState, execution_manager
+from .locking import delete_by_pk, lock_by_pk
+
+if TYPE_CHECKING:
+    from .job import Job
+
+# A job that moves between reading its state and locking it is read again.
+MAX_TRIES = 5
+
+
+class CancelOutcome(enum.Enum):
+    CANCELLED = "cancelled"  # it was waiting: it is FAILED now
+    REQUESTED = "requested"  # it is running: its worker stops it
+
+
+def cancel_job(job: Job) -> CancelOutcome:
+    """Cancel ``job``: see ``Job.cancel()``."""
+    using = job._state.db or "default"
+    for _ in range(MAX_TRIES):
+        outcome, cancelled, holds_slot = retry_on_lock_conflict(
+            lambda: _cancel_once(job, using), using=using, what="Cancel"
+        )
+        if outcome is CancelOutcome.CANCELLED:
+            _after_cancel(cancelled, using, holds_slot)
+        if outcome is not None:
+            return outcome
+        time.sleep(0.05)
+    raise NotCancellableError(
+        f"Job {job.result_id} kept changing state; try cancelling it again."
+    )
+
+
+def _after_cancel(job: Job, using: str, holds_slot: bool) -> None:
+    # After commit: none of this may undo the cancel.
+    record_jobs([(job.queue_name, job.task_path)], using=using, column="discarded")
+    if holds_slot:
+        execution_manager(type(job), JobState.BLOCKED, using).release_slot_of(job)
+    signals.job_cancelled.send(sender=type(job), job=job, error=job.errors[-1])
+
+
+def _cancel_once(job: Job, using: str) -> tuple[CancelOutcome | None, Job, bool]:
+    """One try in one transaction: the outcome (None if the job moved
+    meanwhile), the job as it is now, and whether it held a slot."""
+    jobs = type(job).objects.using(using)
+    with transaction.atomic(using=using):
+        for state in WAITING_STATES:
+            manager = execution_manager(type(job), state, using)
+            locked = lock_by_pk(manager.filter(job_id=job.pk))
+            if locked:
+                delete_by_pk(manager, [pk for (pk,) in locked])
+                cancelled = _fail(jobs, job.pk, using)
+                holds_slot = state == JobState.READY and bool(cancelled.concurrency_key)
+                return CancelOutcome.CANCELLED, cancelled, holds_slot
+        if _request_stop(type(job), job.pk, using):
+            return CancelOutcome.REQUESTED, job, False
+        current = jobs.with_executions().filter(pk=job.pk).first()
+    if current is None:
+        raise TaskResultDoesNotExist(f"Job {job.result_id} no longer exists.")
+    if current.is_finished or hasattr(current, "failed_execution"):
+        raise NotCancellableError(
+            f"Job {job.result_id} has already "
+            f"{'finished' if current.is_finished else 'failed'}; only a waiting "
+            "or running job can be cancelled."
+        )
+    return None, job, False
+
+
+def _fail(jobs: Any, job_pk: int, using: str) -> Job:
+    job: Job = jobs.select_for_update().get(pk=job_pk)
+    error = error_record(JobCancelledError(f"Job {job.result_id} was cancelled."))
+    job.errors = [*job.errors, error]
+    job.save(update_fields=["errors"])
+    execution_manager(type(job), JobState.FAILED, using).create(job=job, error=error)
+    return job
+
+
+def _request_stop(job_model: type[Job], job_pk: int, using: str) -> bool:
+    """Store the request on the job's claim; True if it is running."""
+    claims = execution_manager(job_model, JobState.CLAIMED, using).filter(job_id=job_pk)
+    if claims.filter(cancel_requested_at__isnull=True).update(
+        cancel_requested_at=timezone.now()
+    ):
+        return True
+    # Asked before: still a request, not an error.
+    return bool(claims.exists())

@@ -1,0 +1,171 @@
+"""The verbs every dialect answers, and how most databases carry them out.
+
+A claim here is a short transaction of a few statements: lock ready rows
+(``FOR UPDATE SKIP LOCKED`` where rows can be locked), insert their claims,
+delete the ready rows by primary key, stamp the jobs, read them back. A
+finish deletes the claim (the fence) and records the job's success. A
+vendor's dialect overrides what it does its own way. Dialects run
+statements and return rows and ids; the models make instances of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from threading import Event
+from typing import Any, ClassVar, cast
+
+from django.db import DatabaseError, NotSupportedError, transaction
+from django.db.backends.utils import CursorWrapper
+
+from .statements import Statement, Statements, marks
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRows:
+    """Claimed jobs as plain rows of the job table, in claim order."""
+
+    columns: list[str]
+    # (claim id, the job's row) per claimed job.
+    rows: list[tuple[int, tuple[Any, ...]]]
+
+
+class Dialect(Statements):
+    """What Robust Queue asks of one database connection (``dialect_for``)."""
+
+    # (read the session's lock wait, set it to the parameter), if any.
+    _LOCK_WAIT: ClassVar[tuple[str, str] | None] = None
+    supports_listen: ClassVar[bool] = False
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """One transaction around plain statements on this connection.
+
+        The body must not open ``atomic()`` or register ``on_commit`` hooks
+        (MySQL's own transaction would commit early, or run them at once).
+        """
+        return transaction.atomic(using=self.alias)
+
+    def insert_ready(self, jobs: Sequence[Any], now: datetime) -> dict[str, int] | None:
+        """Insert due, unlimited ``jobs`` and make them ready in one statement
+        if this database can: {result id: job id}; None: it cannot."""
+        return None
+
+    def notify(self, queue_names: Collection[str]) -> None:
+        """Wake idle listeners of ``queue_names`` when the transaction commits."""
+
+    def claim(
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+    ) -> ClaimedRows:
+        """Claim up to ``limit`` ready jobs that match ``queue``, atomically."""
+        with self.transaction():
+            return self.claim_in_transaction(limit, queue, process_id, worker_id, now)
+
+    def claim_in_transaction(
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+    ) -> ClaimedRows:
+        """``claim`` inside the caller's ``transaction()``."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.lock_ready(limit, queue))
+            locked = cursor.fetchall()
+            if not locked:
+                return ClaimedRows([], [])
+            job_ids = [job_id for _, job_id in locked]
+            claim_ids = self._insert_claims(cursor, job_ids, process_id, now)
+            self._delete_ids(cursor, self.tables.ready, [ready_id for ready_id, _ in locked])
+            cursor.execute(*self.stamp_jobs(job_ids, worker_id, now))
+            cursor.execute(*self.select_jobs(job_ids))
+            columns = [column[0] for column in cursor.description]
+            at = columns.index("id")
+            rows = {row[at]: tuple(row) for row in cursor.fetchall()}
+        return ClaimedRows(columns, [(claim_ids[job_id], rows[job_id]) for job_id in job_ids])
+
+    def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
+        """Delete the claim and record success on its job; False (and
+        nothing written) if the claim was already gone."""
+        with self.transaction():
+            if not self.take_claim(claim_id):
+                return False
+            with self.connection.cursor() as cursor:
+                cursor.execute(*self.finish_job(job_id, now, return_value))
+        return True
+
+    def take_claim(self, claim_id: int) -> bool:
+        """Delete a claim; True only for the statement that removed it."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.delete_claim(claim_id))
+            # Django's cursor wrapper passes rowcount through untyped (an int per DB-API).
+            return cast(int, cursor.rowcount) == 1
+
+    def delete_ids(self, table: str, pks: Sequence[Any]) -> None:
+        """Delete rows of ``table`` (unquoted) by primary key."""
+        if pks:
+            with self.connection.cursor() as cursor:
+                self._delete_ids(cursor, self.connection.ops.quote_name(table), pks)
+
+    def _delete_ids(self, cursor: CursorWrapper, table: str, pks: Sequence[Any]) -> None:
+        cursor.execute(f"DELETE FROM {table} WHERE id IN ({marks(pks)})", list(pks))
+
+    def _insert_claims(
+        self, cursor: CursorWrapper, job_ids: Sequence[int], process_id: int | None, now: datetime
+    ) -> dict[int, int]:
+        sql, params, returning = self.insert_claims(job_ids, process_id, now)
+        cursor.execute(sql, params)
+        if not returning:
+            cursor.execute(*self.claim_ids(job_ids))
+        return dict(cursor.fetchall())
+
+    def upsert_target(self, fields: list[str]) -> list[str] | None:
+        """``bulk_create(unique_fields=...)`` for an upsert: None where the
+        database takes no conflict target (MySQL's ON DUPLICATE KEY)."""
+        return fields if self.connection.features.supports_update_conflicts_with_target else None
+
+    @property
+    def locks_joined_rows(self) -> bool:
+        """Whether a locking read may join other tables: it can lock its
+        own table's rows only (``FOR UPDATE OF``), or locks nothing at all.
+        MariaDB cannot, and locking both tables deadlocks concurrent claimers."""
+        features = self.connection.features
+        return bool(features.has_select_for_update_of or not features.has_select_for_update)
+
+    @property
+    def lock_of(self) -> tuple[str, ...]:
+        """``select_for_update(of=...)`` that locks the queried table only."""
+        return ("self",) if self.connection.features.has_select_for_update_of else ()
+
+    @contextmanager
+    def lock_wait(self, seconds: int) -> Iterator[None]:
+        """Row-lock waits inside fail after ``seconds`` (SQLite: no change)."""
+        if self._LOCK_WAIT is None:
+            yield
+            return
+        read, write = self._LOCK_WAIT
+        with self.connection.cursor() as cursor:
+            cursor.execute(read)
+            [previous] = cursor.fetchone()
+            cursor.execute(write, [self._lock_wait_value(seconds)])
+        try:
+            yield
+        finally:
+            try:
+                with self.connection.cursor() as cursor:
+                    cursor.execute(write, [previous])
+            except DatabaseError:
+                # The session is gone (the error inside says why); its
+                # replacement starts with the server's setting.
+                pass
+
+    def _lock_wait_value(self, seconds: int) -> Any:
+        return seconds
+
+    def listen(
+        self, stop: Event, on_notify: Callable[[], None], on_listening: Callable[[], None]
+    ) -> None:
+        """Call ``on_notify`` per ready notification until ``stop`` is set;
+        ``on_listening`` once the LISTEN is in place."""
+        raise NotSupportedError(f"{self.connection.display_name} has no LISTEN.")
+
+    def error_code(self, exc: BaseException) -> int | None:
+        """The server's numeric error code of ``exc``, where it has them."""
+        return None

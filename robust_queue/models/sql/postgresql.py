@@ -1,0 +1,148 @@
+"""PostgreSQL: enqueue, claim and finish in one statement each; NOTIFY.
+
+Each transition is one statement in autocommit, chained with data-modifying
+CTEs, and the database still does all of it atomically: rows are locked,
+moved and stamped together, or not at all. Idle workers LISTEN for the
+queues that got ready jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+from threading import Event
+from typing import Any, ClassVar, cast
+
+from django.apps import apps
+from django.db.models.sql import InsertQuery
+
+from .base import ClaimedRows, Dialect
+from .statements import Statement
+
+NOTIFY_CHANNEL = "robust_queue_ready"
+
+_CLAIM = """
+WITH picked AS MATERIALIZED (
+    SELECT id FROM {ready} WHERE {where}
+    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED
+), taken AS (
+    DELETE FROM {ready} AS ready USING picked WHERE ready.id = picked.id
+    RETURNING ready.job_id
+), claimed AS (
+    INSERT INTO {claimed} (job_id, process_id, created_at)
+    SELECT job_id, %s, %s FROM taken RETURNING id, job_id
+)
+UPDATE {job} AS job
+SET started_at = COALESCE(job.started_at, %s), last_attempted_at = %s,
+    worker_ids = job.worker_ids || jsonb_build_array(%s::text)
+FROM claimed WHERE job.id = claimed.job_id
+RETURNING job.*, claimed.id AS claim_id
+"""
+
+# The DELETE is the fence: after a concurrent prune it deletes nothing and
+# the UPDATE matches no job.
+_FINISH = """
+WITH taken AS (DELETE FROM {claimed} WHERE id = %s RETURNING job_id)
+UPDATE {job} AS job SET finished_at = %s, return_value = %s
+FROM taken WHERE job.id = taken.job_id
+"""
+
+# One enqueue of jobs that are due and unlimited: insert them, make them
+# ready and wake idle listeners. The parts see one snapshot, so the ready
+# rows come from the job INSERT's RETURNING, not from the table.
+# Data-modifying CTEs always run; "notified" runs because the final SELECT
+# reads it.
+_ENQUEUE = """
+WITH job AS ({insert} RETURNING id, result_id, queue_name, priority),
+ready AS (
+    INSERT INTO {ready} (job_id, queue_name, priority, created_at)
+    SELECT id, queue_name, priority, %s FROM job
+    RETURNING queue_name
+), notified AS (
+    SELECT pg_notify(%s, name) FROM (SELECT DISTINCT queue_name AS name FROM ready) AS queues
+)
+SELECT result_id, id FROM job WHERE (SELECT count(*) FROM notified) >= 0
+"""
+
+
+class PostgreSQLDialect(Dialect):
+    vendor = "postgresql"
+    _LOCK_WAIT = (
+        "SELECT current_setting('lock_timeout')",
+        "SELECT set_config('lock_timeout', %s, false)",
+    )
+    supports_listen: ClassVar[bool] = True
+
+    def insert_ready(self, jobs: Sequence[Any], now: datetime) -> dict[str, int] | None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.enqueue_ready(jobs, now))
+            return dict(cursor.fetchall())
+
+    def notify(self, queue_names: Collection[str]) -> None:
+        with self.connection.cursor() as cursor:
+            for name in sorted(queue_names):
+                cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, name])
+
+    def claim(
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+    ) -> ClaimedRows:
+        # One statement: atomic without a transaction of its own.
+        return self.claim_in_transaction(limit, queue, process_id, worker_id, now)
+
+    def claim_in_transaction(
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+    ) -> ClaimedRows:
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.claim_in_one(limit, queue, process_id, worker_id, now))
+            columns = [column[0] for column in cursor.description][:-1]
+            rows = cursor.fetchall()
+        # RETURNING has no order: put the batch back in claim order.
+        priority, at = columns.index("priority"), columns.index("id")
+        rows.sort(key=lambda row: (-row[priority], row[at]))
+        return ClaimedRows(columns, [(row[-1], tuple(row[:-1])) for row in rows])
+
+    def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.finish_in_one(claim_id, now, return_value))
+            # Django's cursor wrapper passes rowcount through untyped (an int per DB-API).
+            return cast(int, cursor.rowcount) == 1
+
+    def _lock_wait_value(self, seconds: int) -> Any:
+        return f"{seconds}s"
+
+    def listen(
+        self, stop: Event, on_notify: Callable[[], None], on_listening: Callable[[], None]
+    ) -> None:
+        import psycopg  # noqa: PLC0415 - only PostgreSQL deployments have it
+
+        params = self.connection.get_connection_params()
+        with psycopg.connect(**params, autocommit=True) as connection:
+            connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            on_listening()
+            while not stop.is_set():
+                for _ in connection.notifies(timeout=1.0, stop_after=1):
+                    on_notify()
+
+    def claim_in_one(
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+    ) -> Statement:
+        """Lock, move and stamp up to ``limit`` ready jobs."""
+        where, params = queue
+        tables = self.tables
+        sql = _CLAIM.format(ready=tables.ready, claimed=tables.claimed, job=tables.job, where=where)
+        return sql, [*params, limit, process_id, now, now, now, worker_id]
+
+    def finish_in_one(self, claim_id: int, now: datetime, return_value: Any) -> Statement:
+        """Delete the claim and record success on its job."""
+        sql = _FINISH.format(claimed=self.tables.claimed, job=self.tables.job)
+        return sql, [claim_id, now, self._json(return_value)]
+
+    def enqueue_ready(self, jobs: Sequence[Any], now: datetime) -> Statement:
+        """Insert ``jobs``, make them ready, notify; returns (result id, job
+        id) rows."""
+        job = apps.get_model("robust_queue", "Job")
+        query = InsertQuery(job)
+        query.insert_values([f for f in job._meta.concrete_fields if not f.primary_key], list(jobs))
+        [(insert, params)] = query.get_compiler(connection=self.connection).as_sql()
+        sql = _ENQUEUE.format(insert=insert, ready=self.tables.ready)
+        return sql, [*params, now, NOTIFY_CHANNEL]

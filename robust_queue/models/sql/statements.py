@@ -1,0 +1,172 @@
+"""The statements every database shares, built without running them.
+
+A vendor's dialect overrides the few it writes its own way (the class
+attributes below, or a method); the rest is plain SQL every supported
+server runs alike.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cached_property
+from typing import Any, ClassVar
+
+from django.apps import apps
+from django.db import NotSupportedError
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field
+
+from .tables import Tables, tables_of
+
+Statement = tuple[str, list[Any]]
+
+
+class Statements:
+    """Statements for one connection: names quoted, values adapted for it."""
+
+    vendor: ClassVar[str]
+    # worker_ids with one string appended: attempts == len(worker_ids).
+    _APPEND: ClassVar[str]
+    # How a paused task's path is compared with a job's.
+    _PAUSED_PATHS: ClassVar[str] = "p.task_path = j.task_path"
+
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        # Weak: the cache of dialects is keyed by the connection.
+        self._connection = weakref.ref(connection)
+        self.alias = connection.alias
+
+    @property
+    def connection(self) -> BaseDatabaseWrapper:
+        connection = self._connection()
+        if connection is None:
+            raise RuntimeError(f"The {self.alias!r} connection of this dialect is gone.")
+        return connection
+
+    @cached_property
+    def tables(self) -> Tables:
+        return tables_of(self.connection)
+
+    @cached_property
+    def _return_value_field(self) -> Field[Any, Any]:
+        field: Field[Any, Any] = apps.get_model("robust_queue", "Job")._meta.get_field("return_value")
+        return field
+
+    def lock_ready(self, limit: int, queue: Statement) -> Statement:
+        """(ready id, job id) of up to ``limit`` ready jobs, in claim order.
+
+        SQLite has no row locks: the caller's IMMEDIATE transaction is one.
+        A server that locks rows but cannot skip locked ones is refused.
+        """
+        where, params = queue
+        features = self.connection.features
+        if features.has_select_for_update and not features.has_select_for_update_skip_locked:
+            raise NotSupportedError(
+                "Robust Queue claims with SELECT ... FOR UPDATE SKIP LOCKED, which "
+                f"this {self.connection.display_name} server does not support "
+                "(MariaDB >= 10.6, MySQL >= 8.0.1, PostgreSQL >= 9.5 do)."
+            )
+        lock = " FOR UPDATE SKIP LOCKED" if features.has_select_for_update else ""
+        sql = (
+            f"SELECT id, job_id FROM {self.tables.ready} WHERE {where} "
+            f"ORDER BY priority DESC, job_id LIMIT %s{lock}"
+        )
+        return sql, [*params, limit]
+
+    def insert_claims(
+        self, job_ids: Sequence[int], process_id: int | None, now: datetime
+    ) -> tuple[str, list[Any], bool]:
+        """One INSERT of the claims; True if it returns (job id, claim id)."""
+        returning = bool(self.connection.features.can_return_rows_from_bulk_insert)
+        values = ", ".join(["(%s, %s, %s)"] * len(job_ids))
+        sql = f"INSERT INTO {self.tables.claimed} (job_id, process_id, created_at) VALUES {values}"
+        if returning:
+            sql += " RETURNING job_id, id"
+        created = self._datetime(now)
+        params = [value for job_id in job_ids for value in (job_id, process_id, created)]
+        return sql, params, returning
+
+    def claim_ids(self, job_ids: Sequence[int]) -> Statement:
+        """(job id, claim id) of claims, where the INSERT returned none (MySQL)."""
+        return (
+            f"SELECT job_id, id FROM {self.tables.claimed} WHERE job_id IN ({marks(job_ids)})",
+            list(job_ids),
+        )
+
+    def stamp_jobs(self, job_ids: Sequence[int], worker_id: str, now: datetime) -> Statement:
+        """Record a claim on its jobs: attempts == len(worker_ids)."""
+        stamp = self._datetime(now)
+        sql = (
+            f"UPDATE {self.tables.job} SET started_at = COALESCE(started_at, %s), "
+            f"last_attempted_at = %s, worker_ids = {self._APPEND} WHERE id IN ({marks(job_ids)})"
+        )
+        return sql, [stamp, stamp, worker_id, *job_ids]
+
+    def select_jobs(self, job_ids: Sequence[int]) -> Statement:
+        return f"SELECT * FROM {self.tables.job} WHERE id IN ({marks(job_ids)})", list(job_ids)
+
+    def delete_claim(self, claim_id: int) -> Statement:
+        return f"DELETE FROM {self.tables.claimed} WHERE id = %s", [claim_id]
+
+    def finish_job(self, job_id: int, now: datetime, return_value: Any) -> Statement:
+        sql = f"UPDATE {self.tables.job} SET finished_at = %s, return_value = %s WHERE id = %s"
+        return sql, [self._datetime(now), self._json(return_value), job_id]
+
+    def task_pause_filter(self, known: Sequence[str] | None) -> str:
+        """The claim's guard against paused tasks, read in the claim's snapshot.
+
+        ``known`` is the caller's last read of the task pauses. Empty: one probe
+        of the (empty) pause table, so a pause committed since that read stops
+        the whole claim until the next read. Otherwise (or None, unknown): each
+        candidate job is checked against the pauses.
+        """
+        pauses, ready = self.tables.task_pause, self.tables.ready
+        if known is not None and not known:
+            return f"NOT EXISTS (SELECT 1 FROM {pauses})"
+        return (
+            f"NOT EXISTS (SELECT 1 FROM {self.tables.job} j JOIN {pauses} p "
+            f"ON {self._PAUSED_PATHS} WHERE j.id = {ready}.job_id)"
+        )
+
+    def for_update(self) -> str:
+        """The suffix that locks what a SELECT reads, where rows have locks."""
+        return " FOR UPDATE" if self.connection.features.has_select_for_update else ""
+
+    def insert_ignoring_duplicates(self, table: str, values: str) -> str:
+        """INSERT ``values`` (``(columns) VALUES (...)``) into ``table``
+        (quoted), doing nothing where a unique key already holds them."""
+        return f"INSERT INTO {table} {values} ON CONFLICT DO NOTHING"
+
+    def upsert_adding(self, table: str, keys: Sequence[str], added: Sequence[str], rows: int) -> str:
+        """INSERT ``rows`` rows of ``keys`` + ``added`` into ``table`` (names
+        unquoted); a row whose keys exist adds ``added`` to the stored values."""
+        quote = self.connection.ops.quote_name
+        names = [quote(c) for c in (*keys, *added)]
+        row = "(" + ", ".join(["%s"] * len(names)) + ")"
+        sql = f"INSERT INTO {quote(table)} ({', '.join(names)}) VALUES {', '.join([row] * rows)}"
+        return sql + self._adding(quote(table), [quote(c) for c in keys], [quote(c) for c in added])
+
+    def _adding(self, table: str, keys: list[str], added: list[str]) -> str:
+        sets = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in added)
+        return f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {sets}"
+
+    def _datetime(self, value: datetime) -> Any:
+        return self.connection.ops.adapt_datetimefield_value(value)
+
+    def _json(self, value: Any) -> Any:
+        return self._return_value_field.get_db_prep_save(value, self.connection)
+
+
+def queue_filter(queue_name: str | None, excluded: Sequence[str]) -> Statement:
+    """The claim's WHERE clause: one queue, or every queue but ``excluded``."""
+    if queue_name is not None:
+        return "queue_name = %s", [queue_name]
+    if excluded:
+        return f"queue_name NOT IN ({marks(excluded)})", list(excluded)
+    return "1 = 1", []
+
+
+def marks(values: Sequence[Any]) -> str:
+    """One ``%s`` per value, comma-separated."""
+    return ", ".join(["%s"] * len(values))

@@ -1,0 +1,74 @@
+"""Snooze: a task raises ``robust_queue.Snooze(delay)`` to run again later.
+
+The run counts as an attempt (its worker id is kept, ``TaskContext.attempt``
+goes up) but not as a failure: no error is appended, the job is not failed,
+and retry policies count runs without their snoozes (``Job.retry_attempt``,
+from the ``snoozes`` column). The job is scheduled ``delay`` from now by the
+database's clock (ready at once for 0), in one transaction fenced by its
+claim like any finish; after the commit its concurrency slot is given back
+and ``job_snoozed`` is sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from datetime import timedelta
+
+from django.db import DatabaseError, models, transaction
+
+from . import signals
+from .models import BlockedExecution, ClaimedExecution, Job
+from .models.clock import database_now
+from .statistics import record_attempt
+
+logger = logging.getLogger(__name__)
+
+
+def snooze_claim(claimed: ClaimedExecution, delay: timedelta) -> bool:
+    """Give ``claimed``'s job back to run ``delay`` from now; False if the
+    claim is gone (someone else ended the job).
+
+    A job asked to cancel meanwhile is failed as cancelled instead.
+    """
+    using = claimed._state.db or "default"
+    requested = ClaimedExecution.objects.using(using).filter(
+        pk=claimed.pk, cancel_requested_at__isnull=False
+    )
+    if requested.exists():
+        return claimed.fail_cancelled()
+    job = _reschedule_claimed(claimed, using, delay)
+    if job is None:
+        return False
+    # The attempt as it ran (its due time, not the new one).
+    record_attempt(claimed.job, using=using, outcome="snoozed")
+    _release_slot(job, using)
+    signals.job_snoozed.send(sender=Job, job=job, run_at=job.run_after)
+    return True
+
+
+def _reschedule_claimed(claimed: ClaimedExecution, using: str, delay: timedelta) -> Job | None:
+    """The transition: take the claim, stamp the job, dispatch it; the
+    job as it is now, or None if the claim was gone."""
+    job = copy.copy(claimed.job)
+    with transaction.atomic(using=using):
+        # The claim's own fence (ClaimedExecution owns it; the dialect
+        # rewrite keeps it): exactly one transition removes the claim.
+        if not claimed._take(using):
+            return None
+        now = database_now(using)
+        jobs = Job.objects.using(using).filter(pk=job.pk)
+        jobs.update(run_after=now + delay, snoozes=models.F("snoozes") + 1)
+        job.run_after = now + delay
+        job.snoozes += 1
+        Job.objects.using(using).dispatch_all([job], now=now)
+    return job
+
+
+def _release_slot(job: Job, using: str) -> None:
+    # After commit, as for a finish: a failure here must not undo the
+    # snooze; concurrency maintenance releases what is left blocked.
+    try:
+        BlockedExecution.objects.using(using).release_slot_of(job)
+    except DatabaseError:
+        logger.exception("Releasing the concurrency slot of job %s failed", job.pk)

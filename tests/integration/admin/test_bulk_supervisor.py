@@ -1,0 +1,50 @@
+"""A large bulk action runs on the queue: the real supervisor's worker
+performs the operation job the admin enqueued."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import User
+from django.test import TransactionTestCase
+
+from robust_queue.admin import bulk
+from robust_queue.models import FailedExecution, Job
+from testproject import tasks
+from tests.helpers import wait_until, work_off
+from tests.integration.admin.base import changelist
+from tests.processes.support import Supervisor
+
+OPERATION = "robust_queue.admin.bulk_task.bulk_operation"
+
+
+class BulkOperationOnTheQueueTests(TransactionTestCase):
+    def test_a_worker_performs_the_operation_and_records_it(self) -> None:
+        for i in range(4):
+            tasks.fail.enqueue(f"n{i}")
+        work_off()
+        root = User.objects.create_superuser("root", password="pw")
+        self.client.force_login(root)
+        first = FailedExecution.objects.order_by("pk").first()
+        assert first is not None
+        url = changelist(state="failed")
+        data = {"action": "discard_selected", "_selected_action": [first.job_id], "index": 0,
+                "select_across": 1}
+        with mock.patch.object(bulk, "BACKGROUND_ABOVE", 2):
+            page = self.client.post(url, data)
+            self.client.post(url, {**data, "confirm": "yes", "max_pk": page.context["max_pk"],
+                                   "count": page.context["count"]})
+        self.assertEqual(FailedExecution.objects.count(), 4)
+        Supervisor(self)
+        wait_until(
+            lambda: Job.objects.filter(task_path=OPERATION, finished_at__isnull=False).exists(),
+            timeout=60,
+        )
+        operation = Job.objects.get(task_path=OPERATION)
+        self.assertEqual(operation.return_value, {"changed": 4, "done": 4, "counted": 4})
+        self.assertEqual(FailedExecution.objects.count(), 0)
+        self.assertIn(
+            "Discarded 4 of 4 job(s) on the queue.",
+            list(LogEntry.objects.values_list("change_message", flat=True)),
+        )

@@ -1,0 +1,48 @@
+"""One INFO line per attempt start and end, with fields for formatters."""
+
+from __future__ import annotations
+
+from django.test import TransactionTestCase
+
+from robust_queue.performing import perform
+from testproject import control_tasks, tasks
+from tests.helpers import claim, make_process
+
+FIELDS = ("result_id", "task", "queue", "attempt", "worker", "wait_ms")
+
+
+class AttemptLogTests(TransactionTestCase):
+    def run_one(self) -> list:  # type: ignore[type-arg]
+        with self.assertLogs("robust_queue.jobs", "INFO") as logs:
+            [claimed] = claim(process=make_process(), worker_id="w-1")
+            perform(claimed)
+        return logs.records
+
+    def test_success_logs_start_and_end_with_fields(self) -> None:
+        result = tasks.add.enqueue(1, 2)
+        start, end = self.run_one()
+        for record in (start, end):
+            self.assertEqual(
+                {name: getattr(record, name) for name in FIELDS[:5]},
+                {"result_id": result.id, "task": "testproject.tasks.add",
+                 "queue": "default", "attempt": 1, "worker": "w-1"},
+            )
+            self.assertGreaterEqual(record.wait_ms, 0)
+        self.assertIn(f"Job {result.id} started", start.getMessage())
+        self.assertEqual(end.outcome, "successful")
+        self.assertGreaterEqual(end.run_ms, 0)
+        self.assertFalse(hasattr(start, "outcome"))
+
+    def test_a_failure_that_is_retried(self) -> None:
+        control_tasks.flaky.enqueue("k", succeed_on=2)
+        self.assertEqual(self.run_one()[-1].outcome, "retried")
+
+    def test_a_final_failure(self) -> None:
+        tasks.fail.enqueue()
+        self.assertEqual(self.run_one()[-1].outcome, "failed")
+
+    def test_a_second_attempt_counts(self) -> None:
+        control_tasks.flaky.enqueue("k", succeed_on=2)
+        self.run_one()
+        start, end = self.run_one()
+        self.assertEqual((start.attempt, end.attempt, end.outcome), (2, 2, "successful"))

@@ -1,0 +1,86 @@
+"""`robust_queue status`, `pause`, `resume` and `retry-failed`."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from django.core.management import CommandError, call_command
+from django.test import TransactionTestCase
+
+from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
+from robust_queue.performing import perform
+from testproject import control_tasks, tasks
+from tests.helpers import claim, make_process, work_off
+
+
+def run(name: str, *args: str) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out)
+    return out.getvalue()
+
+
+class StatusTests(TransactionTestCase):
+    def test_status_shows_queues_processes_and_failures(self) -> None:
+        failed = tasks.fail.enqueue("kaput")
+        work_off()
+        tasks.report.enqueue(1)
+        Pause.objects.create(queue_name="reports")
+        make_process("worker-on-test")
+        output = run("robust_queue_status")
+        self.assertIn("Queues", output)
+        self.assertRegex(output, r"reports\s+1\s+\d+s\s+yes\s+1 \(0/0 threads busy\)\s+0\s+Paused")
+        self.assertIn("Processes", output)
+        self.assertRegex(output, r"worker\s+worker-on-test\s+1\s+test\s+\d+s ago")
+        self.assertIn("Recent failures (1 failed job(s) in all)", output)
+        self.assertRegex(output, rf"testproject.tasks.fail\s+default\s+builtins.ValueError\s+{failed.id}")
+
+    def test_an_empty_queue_database_says_none(self) -> None:
+        self.assertEqual(run("robust_queue_status").count("(none)"), 3)
+
+
+class PauseResumeTests(TransactionTestCase):
+    def test_pause_and_resume(self) -> None:
+        self.assertEqual(run("robust_queue_pause", "mail", "sms"),
+                         "Queue 'mail' paused.\nQueue 'sms' paused.\n")
+        self.assertEqual(sorted(Pause.objects.values_list("queue_name", flat=True)), ["mail", "sms"])
+        self.assertEqual(run("robust_queue_pause", "mail"), "Queue 'mail' was already paused.\n")
+        self.assertEqual(run("robust_queue_resume", "mail"), "Queue 'mail' resumed.\n")
+        self.assertEqual(run("robust_queue_resume", "mail"), "Queue 'mail' was already resumed.\n")
+        self.assertEqual(list(Pause.objects.values_list("queue_name", flat=True)), ["sms"])
+
+    def test_a_bad_queue_name_is_a_clear_error(self) -> None:
+        with self.assertRaisesMessage(CommandError, "'bad queue'"):
+            run("robust_queue_pause", "bad queue")
+        self.assertFalse(Pause.objects.exists())
+
+
+class RetryFailedTests(TransactionTestCase):
+    def setUp(self) -> None:
+        tasks.fail.enqueue("one")                     # ValueError, default
+        control_tasks.picky.enqueue("key")            # KeyError (discarded)
+        tasks.fail.using(queue_name="reports").enqueue("two")
+        process = make_process()
+        for claimed in claim(process=process):
+            perform(claimed)
+        self.assertEqual(FailedExecution.objects.count(), 3)
+
+    def failed_paths(self) -> list[str]:
+        return sorted(FailedExecution.objects.values_list("job__task_path", flat=True))
+
+    def test_retry_by_exception_class_name_or_path(self) -> None:
+        self.assertEqual(run("robust_queue_retry_failed", "--exception", "KeyError"),
+                         "Retried 1 failed job(s).\n")
+        self.assertEqual(self.failed_paths(), ["testproject.tasks.fail"] * 2)
+        self.assertEqual(
+            run("robust_queue_retry_failed", "--exception", "builtins.ValueError", "--dry-run"),
+            "Would retry 2 failed job(s).\n",
+        )
+        self.assertEqual(FailedExecution.objects.count(), 2)
+
+    def test_retry_by_task_and_queue(self) -> None:
+        run("robust_queue_retry_failed", "--task", "testproject.tasks.fail", "--queue", "reports")
+        self.assertEqual(ReadyExecution.objects.get().job.queue_name, "reports")
+        self.assertEqual(FailedExecution.objects.count(), 2)
+        self.assertEqual(run("robust_queue_retry_failed"), "Retried 2 failed job(s).\n")
+        self.assertEqual(ReadyExecution.objects.count(), 3)
+        self.assertEqual(Job.objects.count(), 3)

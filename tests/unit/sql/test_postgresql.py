@@ -1,0 +1,91 @@
+"""PostgreSQL's statements, built without a database."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from django.db import NotSupportedError
+from django.test import SimpleTestCase
+
+from robust_queue.models.sql import NOTIFY_CHANNEL, queue_filter
+
+from .support import NOW, dialect
+
+
+class PostgreSQLStatementTests(SimpleTestCase):
+    def setUp(self) -> None:
+        self.dialect, self.wrapper = dialect("postgresql")
+
+    def test_the_claim_is_one_statement_in_claim_order(self) -> None:
+        """Lock (skipping locked rows), move and stamp in one statement."""
+        sql, params = self.dialect.claim_in_one(3, ("queue_name = %s", ["mail"]), 7, "w-1", NOW)
+        self.assertIn(
+            'SELECT id FROM "robust_queue_ready_execution" WHERE queue_name = %s\n'
+            "    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED", sql
+        )
+        self.assertIn("jsonb_build_array(%s::text)", sql)
+        self.assertTrue(sql.rstrip().endswith("RETURNING job.*, claimed.id AS claim_id"))
+        self.assertEqual(params, ["mail", 3, 7, NOW, NOW, NOW, "w-1"])
+
+    def test_the_finish_is_fenced_by_the_claims_delete(self) -> None:
+        sql, params = self.dialect.finish_in_one(11, NOW, {"a": 1})
+        self.assertIn('WITH taken AS (DELETE FROM "robust_queue_claimed_execution" WHERE id = %s', sql)
+        self.assertEqual(params[:2], [11, NOW])
+        self.assertEqual(params[2].obj, {"a": 1})
+
+    def test_a_ready_enqueue_notifies_its_queues(self) -> None:
+        """The enqueue statement ends with pg_notify on the ready channel."""
+        from robust_queue.models import Job
+
+        job = Job(task_path="t.f", queue_name="q", backend_alias="default", enqueued_at=NOW)
+        sql, params = self.dialect.enqueue_ready([job], NOW)
+        self.assertTrue(sql.lstrip().startswith('WITH job AS (INSERT INTO "robust_queue_job"'))
+        self.assertIn("SELECT pg_notify(%s, name)", sql)
+        self.assertEqual(params[-2:], [NOW, NOTIFY_CHANNEL])
+        self.assertIn(job.result_id, params)
+
+    def test_lock_ready_skips_locked_rows(self) -> None:
+        sql, params = self.dialect.lock_ready(2, queue_filter(None, ["a", "b"]))
+        self.assertEqual(
+            sql,
+            'SELECT id, job_id FROM "robust_queue_ready_execution" WHERE queue_name NOT IN '
+            "(%s, %s) ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+        )
+        self.assertEqual(params, ["a", "b", 2])
+
+    def test_a_server_without_skip_locked_is_refused(self) -> None:
+        features = self.wrapper.features
+        with mock.patch.object(type(features), "has_select_for_update_skip_locked", False):
+            with self.assertRaisesMessage(NotSupportedError, "does not support"):
+                self.dialect.lock_ready(1, queue_filter(None, []))
+
+    def test_statistics_add_on_conflict(self) -> None:
+        sql = self.dialect.upsert_adding("robust_queue_statistic", ["minute"], ["finished", "failed"], 2)
+        self.assertEqual(
+            sql,
+            'INSERT INTO "robust_queue_statistic" ("minute", "finished", "failed") '
+            "VALUES (%s, %s, %s), (%s, %s, %s) "
+            'ON CONFLICT ("minute") DO UPDATE SET '
+            '"finished" = "robust_queue_statistic"."finished" + excluded."finished", '
+            '"failed" = "robust_queue_statistic"."failed" + excluded."failed"',
+        )
+
+    def test_a_duplicate_insert_does_nothing(self) -> None:
+        self.assertEqual(
+            self.dialect.insert_ignoring_duplicates('"t"', "(a) VALUES (%s)"),
+            'INSERT INTO "t" (a) VALUES (%s) ON CONFLICT DO NOTHING',
+        )
+
+    def test_upserts_name_their_conflict_target(self) -> None:
+        self.assertEqual(self.dialect.upsert_target(["key"]), ["key"])
+
+    def test_it_locks_one_table_of_a_join(self) -> None:
+        self.assertIs(self.dialect.locks_joined_rows, True)
+        self.assertEqual(self.dialect.lock_of, ("self",))
+
+    def test_it_listens_and_bounds_lock_waits_in_seconds(self) -> None:
+        self.assertIs(self.dialect.supports_listen, True)
+        self.assertEqual(self.dialect._lock_wait_value(3), "3s")
+
+    def test_it_has_no_numeric_error_codes(self) -> None:
+        self.assertIsNone(self.dialect.error_code(Exception(1153, "packet")))

@@ -1,0 +1,146 @@
+"""The package's modules import each other without a circle, counting the
+imports made inside functions (which only hide a circle until the
+function runs); only ``if TYPE_CHECKING:`` imports are left out."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from django.test import SimpleTestCase
+
+import robust_queue
+
+PACKAGE = Path(robust_queue.__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _targets(
+    node: ast.Import | ast.ImportFrom, name: str, is_package: bool, modules: set[str]
+) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if node.level:
+        base = name.split(".") if is_package else name.split(".")[:-1]
+        base = base[: len(base) - node.level + 1]
+        module = ".".join([*base, node.module] if node.module else base)
+    else:
+        module = node.module or ""
+    # ``from m import x`` imports submodule m.x where there is one, else m.
+    return {
+        f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module
+        for alias in node.names
+    }
+
+
+def _is_ancestor(package: str, name: str) -> bool:
+    return name.startswith(package + ".")
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (``sources``: name ->
+    (source, is_package)). A module's own packages are left out: Python
+    imports them before the module, whatever it says."""
+    modules = set(sources)
+    graph: dict[str, set[str]] = {}
+    for name, (source, is_package) in sources.items():
+        tree = ast.parse(source)
+        skipped = _type_checking_lines(tree)
+        imported: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno not in skipped:
+                imported |= _targets(node, name, is_package, modules) & modules
+        graph[name] = {m for m in imported if m != name and not _is_ancestor(m, name)}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def package_sources() -> dict[str, tuple[str, bool]]:
+    return {
+        module_name(path): (path.read_text(), path.name == "__init__.py")
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+class ImportGraphTests(SimpleTestCase):
+    def test_the_graph_finds_each_kind_of_import(self) -> None:
+        """The reader itself works: top-level, relative, function-local and
+        ``from . import`` imports are arrows; TYPE_CHECKING ones are not."""
+        sources = {
+            "p": ("", True),
+            "p.a": ("from .b import x\n", False),
+            "p.b": ("def f():\n    from . import c\n", False),
+            "p.c": ("import p.a\n", False),
+            "p.d": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n",
+                    False),
+            "p.sub": ("from ..d import z\n", True),
+        }
+        graph = import_graph(sources)
+        self.assertEqual(graph["p.a"], {"p.b"})
+        self.assertEqual(graph["p.b"], {"p.c"})
+        self.assertEqual(graph["p.c"], {"p.a"})
+        self.assertEqual(graph["p.d"], set())
+        self.assertEqual(graph["p.sub"], {"p.d"})
+        self.assertEqual(circles(graph), [["p.a", "p.b", "p.c"]])
+
+    def test_the_package_has_no_circle(self) -> None:
+        graph = import_graph(package_sources())
+        self.assertGreater(sum(len(edges) for edges in graph.values()), 300)
+        self.assertEqual(circles(graph), [])
+
+    def test_the_models_do_not_import_what_stands_above_them(self) -> None:
+        """Policy, backend, processes and admin import the models, never the
+        other way round."""
+        graph = import_graph(package_sources())
+        above = ("robust_queue.backend", "robust_queue.cancellation",
+                 "robust_queue.enqueueing", "robust_queue.processes", "robust_queue.admin")
+        for name, imported in graph.items():
+            if name.startswith("robust_queue.models"):
+                with self.subTest(module=name):
+                    self.assertEqual(sorted(m for m in imported if m.startswith(above)), [])
