@@ -244,6 +244,9 @@ class RecoveryTests(TransactionTestCase):
         """It keeps its children and adopts their rows; it does not stop."""
         supervisor = Supervisor(self)
         [worker] = supervisor.children("worker")
+        # Every child has registered: none inserts a row that points at the
+        # supervisor's while it is being deleted (a foreign key violation).
+        supervisor.children("dispatcher")
         [row] = Process.objects.filter(pid=supervisor.pid, kind="supervisor")
         Process.objects.filter(pk=row.pk).delete()
         def registered_again() -> Process | None:
