@@ -4,7 +4,7 @@
 demo:  ## a venv with the package alone + the SQLite testproject: enqueue example tasks, run the supervisor, print results
 	scripts/demo.sh
 
-test:  ## the docs build, then the whole suite (two cells at a time): 311/312 x SQLite, PostgreSQL, MariaDB; 360/313 x PostgreSQL; mypy; wheel + sdist
+test:  ## the docs build, then the whole suite (three cells at a time; each database's process tier its own cell): 311/312 x SQLite, PostgreSQL, MariaDB; 360/313 x PostgreSQL; mypy; wheel + sdist
 	scripts/test.sh
 
 docs:  ## the documentation site (mkdocs.yml, docs/) built strictly into site/; any warning fails

@@ -6,10 +6,13 @@
 #   312  Python 3.12, Django 6.1             x sqlite postgresql mariadb
 #   360  Python 3.12, Django 6.0             x postgresql
 #   313  Python 3.13, Django 6.1             x postgresql
-# plus mypy and ruff (on 311) and the package build (scripts/check-wheel.sh). Cells run
-# JOBS at a time (default 2), each with its own databases and its own log in
-# artifacts/test-logs/; the logs are printed at the end, then one line per
-# cell. Fails (never skips) when PostgreSQL or MariaDB is unreachable, when
+# plus mypy and ruff (on 311) and the package build (scripts/check-wheel.sh).
+# Each (line, database) is two cells: its process tier (tests/processes:
+# real supervisors, mostly waiting on them) and the rest (mostly CPU), so
+# that waiting and working cells overlap. Cells run JOBS at a time (default
+# 3), each with its own databases and its own log in artifacts/test-logs/;
+# the logs are printed at the end, then one line per cell. SPLIT=0 keeps a
+# (line, database) in one cell: use it when the pytest args name test paths. Fails (never skips) when PostgreSQL or MariaDB is unreachable, when
 # the browser tier cannot run, or when any cell fails.
 #   scripts/test.sh                                 # everything
 #   LINES=311 DBS=sqlite scripts/test.sh -k claim   # a slice, pytest args after
@@ -24,7 +27,8 @@ scripts/system-deps.sh
 scripts/services.sh
 
 lines="${LINES:-311 312 360 313}"
-jobs="${JOBS:-2}"
+jobs="${JOBS:-3}"
+split="${SPLIT:-1}"
 logs=artifacts/test-logs
 pytest_args=("$@")
 
@@ -43,7 +47,10 @@ done
 cells=()
 for db in postgresql mariadb sqlite; do
     for line in $lines; do
-        if [[ " $(dbs_of "$line") " == *" $db "* ]]; then cells+=("$line/$db"); fi
+        if [[ " $(dbs_of "$line") " == *" $db "* ]]; then
+            if [ "$split" = 1 ]; then cells+=("$line/$db-processes"); fi
+            cells+=("$line/$db")
+        fi
     done
 done
 if [[ " $lines " == *" 311 "* ]]; then cells+=("311/mypy" "311/ruff"); fi
@@ -57,11 +64,18 @@ cell() {
         mypy) PYTHONPATH=. "$venv/bin/mypy" ;;
         ruff) "$venv/bin/ruff" check . ;;
         package) scripts/check-wheel.sh "$venv" ;;
+        *-processes)
+            ROBUST_QUEUE_TEST_DB="${what%-processes}" \
+            ROBUST_QUEUE_DB_SUFFIX="_${DB_PREFIX:+${DB_PREFIX}_}${line}p" \
+                "$venv/bin/python" -m pytest -q tests/processes "${pytest_args[@]}"
+            ;;
         *)
+            local tiers=()
+            [ "$split" = 1 ] && tiers=(--ignore=tests/processes)
             ROBUST_QUEUE_TEST_DB="$what" \
             ROBUST_QUEUE_DB_SUFFIX="_${DB_PREFIX:+${DB_PREFIX}_}$line" \
             ROBUST_QUEUE_REQUIRE_BROWSER=1 \
-                "$venv/bin/python" -m pytest -q "${pytest_args[@]}"
+                "$venv/bin/python" -m pytest -q "${tiers[@]}" "${pytest_args[@]}"
             ;;
     esac
 }

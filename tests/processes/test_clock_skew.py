@@ -75,12 +75,13 @@ class ClockSkewTests(TransactionTestCase):
     def test_skewed_hosts_prune_only_dead_processes(self) -> None:
         """Hosts 10 min ahead and behind prune no live process; a killed
         host is pruned whichever way its clock was off."""
-        normal = Supervisor(self)
-        fast, slow = skewed(self, SKEW), skewed(self, -SKEW)
+        # A 5 s alive threshold: a skew of 10 min would show at the first
+        # prune (every heartbeat, 0.5 s), and a dead host goes soon.
+        threshold = {"process_alive_threshold": 5}
+        normal = Supervisor(self, **threshold)
+        fast, slow = skewed(self, SKEW, **threshold), skewed(self, -SKEW, **threshold)
         groups = {sup: self._processes_of(sup) for sup in (normal, fast, slow)}
-        # Each supervisor prunes every heartbeat (0.5 s); the alive
-        # threshold is 10 s: any skew of 10 min would have shown by now.
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 7
         while time.monotonic() < deadline:
             for sup, pks in groups.items():
                 self.assertTrue(is_alive(sup.pid), sup.output())

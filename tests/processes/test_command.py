@@ -127,7 +127,8 @@ class NotifyTests(TransactionTestCase):
     def test_an_idle_worker_wakes_on_notify_not_on_polling(self) -> None:
         """With 5 s polling, a median pickup under 1 s proves NOTIFY woke it."""
         Supervisor(self, workers=[{"queues": ["*"], "threads": 1, "polling_interval": 5}])
-        time.sleep(1)  # let the worker go idle and start listening
+        wait_until(self._a_session_listens, timeout=30)
+        time.sleep(0.2)  # the worker has polled once and gone idle
         delays = []
         for _ in range(5):
             result = tasks.add.enqueue(1, 1)
@@ -138,6 +139,16 @@ class NotifyTests(TransactionTestCase):
             delays.append((job.started_at - job.enqueued_at).total_seconds())
             time.sleep(0.5)
         self.assertLess(statistics.median(delays), 1.0, delays)
+
+    @staticmethod
+    def _a_session_listens() -> bool:
+        """The worker's listener has run LISTEN on this test database."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query LIKE 'LISTEN %%'"
+            )
+            return bool(cursor.fetchone()[0])
 
 
 class PruneSubcommandTests(TransactionTestCase):
