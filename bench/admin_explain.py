@@ -15,8 +15,7 @@ from typing import Any
 
 from django.db import connection
 
-SCAN_NODES = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan",
-              "Bitmap Index Scan")
+SCAN_NODES = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Bitmap Index Scan")
 
 
 @dataclass

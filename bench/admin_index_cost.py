@@ -45,13 +45,17 @@ def _run(options: argparse.Namespace) -> None:
         _index(with_index)
         single, bulk = _single(options.single), _bulk(options.bulk)
         results[with_index].append((single, bulk))
-        print(f"round {round_ + 1:2d} index={'yes' if with_index else 'no ':3}  "
-              f"single {single:8.1f} us/job  enqueue_all {bulk:7.1f} us/job")
+        print(
+            f"round {round_ + 1:2d} index={'yes' if with_index else 'no ':3}  "
+            f"single {single:8.1f} us/job  enqueue_all {bulk:7.1f} us/job"
+        )
     for label, single_index in (("single", 0), ("enqueue_all", 1)):
         without = statistics.median(r[single_index] for r in results[False])
         with_ = statistics.median(r[single_index] for r in results[True])
-        print(f"{label:12} median without {without:8.1f} us/job, with {with_:8.1f} us/job, "
-              f"ratio {with_ / without:.3f}")
+        print(
+            f"{label:12} median without {without:8.1f} us/job, with {with_:8.1f} us/job, "
+            f"ratio {with_ / without:.3f}"
+        )
 
 
 def _index(present: bool) -> None:

@@ -96,8 +96,10 @@ def hand_typed() -> list[tuple[str, str]]:
         ("ready, search matching nothing", f"{JOBS}?state=ready&q={MISS}"),
         ("failed, search matching nothing", f"{JOBS}?state=failed&q={MISS}"),
         ("all, concurrency key matching nothing", f"{JOBS}?concurrency_key={MISS}"),
-        ("finished, concurrency key matching nothing",
-         f"{JOBS}?state=finished&concurrency_key={MISS}"),
+        (
+            "finished, concurrency key matching nothing",
+            f"{JOBS}?state=finished&concurrency_key={MISS}",
+        ),
         ("all, last hour", f"{JOBS}?period=1h"),
         ("all, last 7 days", f"{JOBS}?period=7d"),
         ("ready, last hour", f"{JOBS}?state=ready&period=1h"),

@@ -102,15 +102,29 @@ def seed(finished: int = 1_000_000, failed: int = 50_000, ready: int = 5_000) ->
 def _live(cursor: Any, ready: int) -> None:
     """Ready, scheduled (due within a day), blocked and running jobs."""
     ids = _jobs(cursor, "ready", ready, 100)
-    _execution(cursor, "ready", ids, "queue_name, priority, created_at",
-               "queue_name, priority, enqueued_at")
+    _execution(
+        cursor,
+        "ready",
+        ids,
+        "queue_name, priority, created_at",
+        "queue_name, priority, enqueued_at",
+    )
     ids = _jobs(cursor, "scheduled", SCHEDULED, 10)
-    _execution(cursor, "scheduled", ids, "queue_name, priority, scheduled_at, created_at",
-               "queue_name, priority, now() + (id %% 86400) * interval '1 second', enqueued_at")
+    _execution(
+        cursor,
+        "scheduled",
+        ids,
+        "queue_name, priority, scheduled_at, created_at",
+        "queue_name, priority, now() + (id %% 86400) * interval '1 second', enqueued_at",
+    )
     ids = _jobs(cursor, "blocked", BLOCKED, 100)
-    _execution(cursor, "blocked", ids,
-               "queue_name, priority, concurrency_key, expires_at, created_at",
-               "queue_name, priority, concurrency_key, now() + interval '5 minutes', enqueued_at")
+    _execution(
+        cursor,
+        "blocked",
+        ids,
+        "queue_name, priority, concurrency_key, expires_at, created_at",
+        "queue_name, priority, concurrency_key, now() + interval '5 minutes', enqueued_at",
+    )
     cursor.execute(
         "INSERT INTO robust_queue_semaphore (key, value, expires_at, created_at, updated_at) "
         "SELECT 'testproject.tasks.add/key-' || i, 0, now() + interval '5 minutes', now(), now() "
@@ -120,16 +134,14 @@ def _live(cursor: Any, ready: int) -> None:
     cursor.execute(
         "INSERT INTO robust_queue_process (kind, name, pid, hostname, last_heartbeat_at, "
         "metadata, created_at) VALUES ('worker', 'worker-bench-host-1-abcdef', 4242, "
-        "'bench-host', now(), '{\"queues\": [\"*\"], \"threads\": 6}', now()) RETURNING id"
+        '\'bench-host\', now(), \'{"queues": ["*"], "threads": 6}\', now()) RETURNING id'
     )
     (process,) = cursor.fetchone()
     ids = _jobs(cursor, "running", RUNNING, 1000)
     _execution(cursor, "claimed", ids, "process_id, created_at", f"{int(process)}, enqueued_at")
 
 
-def _execution(
-    cursor: Any, table: str, ids: tuple[int, int], columns: str, values: str
-) -> None:
+def _execution(cursor: Any, table: str, ids: tuple[int, int], columns: str, values: str) -> None:
     """An execution row in ``table`` for each job with an id in ``ids``."""
     cursor.execute(
         f"INSERT INTO robust_queue_{table}_execution (job_id, {columns}) "

@@ -55,8 +55,10 @@ def _run(options: argparse.Namespace) -> None:
     if not Job.objects.exists():
         start = time.perf_counter()
         seed(finished=options.finished, failed=options.failed)
-        print(f"seeded {options.finished:,} finished + {options.failed:,} failed jobs "
-              f"in {time.perf_counter() - start:.0f} s")
+        print(
+            f"seeded {options.finished:,} finished + {options.failed:,} failed jobs "
+            f"in {time.perf_counter() - start:.0f} s"
+        )
     viewer, root = Client(), Client()
     viewer.force_login(_user("bench-viewer", superuser=False))
     root.force_login(_user("bench-root", superuser=True))
@@ -98,8 +100,9 @@ def _time_page(client: Any, name: str, url: str, runs: int, plans: Any) -> None:
     _report(name, f"GET {url}", timings, status, lambda: client.get(url), plans)
 
 
-def _report(name: str, what: str, timings: list[float], status: int, again: Any,
-            plans: Any) -> None:
+def _report(
+    name: str, what: str, timings: list[float], status: int, again: Any, plans: Any
+) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -109,8 +112,10 @@ def _report(name: str, what: str, timings: list[float], status: int, again: Any,
         again()
     worst = page_figures(list(queries.captured_queries))
     note = "" if status in (200, 302) else f" (HTTP {status})"
-    print(f"| {name}{note} | {statistics.median(timings):.0f} ms | {max(timings):.0f} ms "
-          f"| {len(queries)} | {worst.shown} |")
+    print(
+        f"| {name}{note} | {statistics.median(timings):.0f} ms | {max(timings):.0f} ms "
+        f"| {len(queries)} | {worst.shown} |"
+    )
     if plans is None:
         return
     plans.write(f"\n### {name}: {what}\n")
@@ -126,8 +131,12 @@ def _time_bulk_confirmations(client: Any, runs: int, plans: Any) -> None:
 
     for name, query, action, model in (
         ("bulk discard confirmation, all jobs", "", "discard_selected", Job),
-        ("bulk retry confirmation, failed jobs", "?state=failed", "retry_selected",
-         FailedExecution),
+        (
+            "bulk retry confirmation, failed jobs",
+            "?state=failed",
+            "retry_selected",
+            FailedExecution,
+        ),
     ):
         first = model.objects.order_by("pk").values_list(
             "pk" if model is Job else "job_id", flat=True
@@ -140,8 +149,14 @@ def _time_bulk_confirmations(client: Any, runs: int, plans: Any) -> None:
             begin = time.perf_counter()
             status = client.post(url, data).status_code
             timings.append((time.perf_counter() - begin) * 1000)
-        _report(name, f"POST {url} {data}", timings, status,
-                lambda url=url, data=data: client.post(url, data), plans)
+        _report(
+            name,
+            f"POST {url} {data}",
+            timings,
+            status,
+            lambda url=url, data=data: client.post(url, data),
+            plans,
+        )
 
 
 def _time_retry_all(client: Any) -> None:
@@ -156,8 +171,14 @@ def _time_retry_all(client: Any) -> None:
     failed = FailedExecution.objects.count()
     first = FailedExecution.objects.order_by("pk").values_list("job_id", flat=True)[0]
     top = FailedExecution.objects.order_by("-job_id").values_list("job_id", flat=True)[0]
-    data = {"action": "retry_selected", helpers.ACTION_CHECKBOX_NAME: [first], "index": 0,
-            "select_across": 1, "confirm": "yes", "max_pk": top}
+    data = {
+        "action": "retry_selected",
+        helpers.ACTION_CHECKBOX_NAME: [first],
+        "index": 0,
+        "select_across": 1,
+        "confirm": "yes",
+        "max_pk": top,
+    }
     begin = time.perf_counter()
     response = client.post("/admin/robust_queue/job/?state=failed", data)
     asked = time.perf_counter() - begin
@@ -172,8 +193,10 @@ def _time_retry_all(client: Any) -> None:
     ran = time.perf_counter() - begin
     operation.refresh_from_db()
     assert not FailedExecution.objects.exists(), operation.return_value
-    print(f"\nretry all {failed:,} failed: confirmed in {asked * 1000:.0f} ms (queued as job "
-          f"#{operation.pk}); the operation job ran in {ran:.1f} s: {operation.return_value}")
+    print(
+        f"\nretry all {failed:,} failed: confirmed in {asked * 1000:.0f} ms (queued as job "
+        f"#{operation.pk}); the operation job ran in {ran:.1f} s: {operation.return_value}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,9 +36,7 @@ def teardown_django() -> None:
     from django.db import connections
 
     connection = connections["default"]
-    connection.creation.destroy_test_db(
-        connection.settings_dict["NAME"], verbosity=0
-    )
+    connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
 
 
 @contextmanager

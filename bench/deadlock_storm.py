@@ -63,9 +63,7 @@ def _storm(database: str, seconds: float) -> None:
     stop = threading.Event()
     counts: Counter[str] = Counter()
     loops = [_enqueue, _discard, _retry, _retain]
-    threads = [
-        threading.Thread(target=_loop, args=(loop, stop, counts)) for loop in loops
-    ]
+    threads = [threading.Thread(target=_loop, args=(loop, stop, counts)) for loop in loops]
     for thread in threads:
         thread.start()
     time.sleep(seconds)
@@ -78,13 +76,19 @@ def _storm(database: str, seconds: float) -> None:
     text = log.read_text(errors="replace")
     print(f"{database}: {seconds / 60:.1f} min storm")
     print(f"  server deadlock counter: {before} -> {after} (+{_delta(before, after)})")
-    print(f"  operations run: {dict(sorted((k, v) for k, v in counts.items() if k.startswith('ok ')))}")
-    print(f"  deadlocks reaching callers: {dict(sorted((k, v) for k, v in counts.items() if not k.startswith('ok ')))}")
-    print(f"  worker log: {text.count('database error; retrying')} database-error tracebacks, "
-          f"{text.count('Deadlock found')} 'Deadlock found' mentions, "
-          f"{text.count('retrying in')} one-line lock-conflict retries, "
-          f"{text.count('gave up after')} give-ups; "
-          f"{text.count('state=FAILED')} runs of the failing task (work done)")
+    print(
+        f"  operations run: {dict(sorted((k, v) for k, v in counts.items() if k.startswith('ok ')))}"
+    )
+    print(
+        f"  deadlocks reaching callers: {dict(sorted((k, v) for k, v in counts.items() if not k.startswith('ok ')))}"
+    )
+    print(
+        f"  worker log: {text.count('database error; retrying')} database-error tracebacks, "
+        f"{text.count('Deadlock found')} 'Deadlock found' mentions, "
+        f"{text.count('retrying in')} one-line lock-conflict retries, "
+        f"{text.count('gave up after')} give-ups; "
+        f"{text.count('state=FAILED')} runs of the failing task (work done)"
+    )
     print(f"  consistency: {_consistency()}")
     print(f"  worker log kept in {log}")
 
@@ -100,7 +104,9 @@ def _loop(body: Callable[[], None], stop: threading.Event, counts: Counter[str])
                 counts[f"ok {name}"] += 1
             except DatabaseError as exc:
                 code = exc.args[0] if exc.args else None
-                counts[f"{name} {code}" if code in DEADLOCK_CODES else f"{name} other {exc!r:.80}"] += 1
+                counts[
+                    f"{name} {code}" if code in DEADLOCK_CODES else f"{name} other {exc!r:.80}"
+                ] += 1
                 connections["default"].close()
     finally:
         connections.close_all()
@@ -143,7 +149,8 @@ def _retain() -> None:
     from robust_queue.retention import Retention
 
     Retention(
-        finished_older_than=timedelta(0), failed_older_than=timedelta(seconds=1),
+        finished_older_than=timedelta(0),
+        failed_older_than=timedelta(seconds=1),
         batch_size=100,
     ).clear("default")
     time.sleep(0.05)
@@ -152,11 +159,20 @@ def _retain() -> None:
 def _start(log: Path) -> subprocess.Popen[bytes]:
     from django.conf import settings
 
-    env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-               ROBUST_QUEUE_CONFIG_JSON=json.dumps(CONFIG), ROBUST_QUEUE_LOG_LEVEL="INFO")
+    env = dict(
+        os.environ,
+        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+        ROBUST_QUEUE_CONFIG_JSON=json.dumps(CONFIG),
+        ROBUST_QUEUE_LOG_LEVEL="INFO",
+    )
     out = log.open("wb")
-    return subprocess.Popen([sys.executable, "manage.py", "robust_queue"], cwd=ROOT,
-                            env=env, stdout=out, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "robust_queue"],
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _server_deadlocks() -> int | None:
@@ -183,22 +199,30 @@ def _consistency() -> str:
 
     from robust_queue.models import Job
 
-    states = ["ready_execution", "scheduled_execution", "claimed_execution",
-              "blocked_execution", "failed_execution"]
+    states = [
+        "ready_execution",
+        "scheduled_execution",
+        "claimed_execution",
+        "blocked_execution",
+        "failed_execution",
+    ]
     none = Q(finished_at__isnull=True)
     for state in states:
         none &= Q(**{f"{state}__isnull": True})
     lost = Job.objects.filter(none).count()
     doubled = sum(
         Job.objects.filter(**{f"{a}__isnull": False, f"{b}__isnull": False}).count()
-        for i, a in enumerate(states) for b in states[i + 1:]
+        for i, a in enumerate(states)
+        for b in states[i + 1 :]
     )
     finished_and_live = sum(
         Job.objects.filter(finished_at__isnull=False, **{f"{s}__isnull": False}).count()
         for s in states
     )
-    return (f"{Job.objects.count()} jobs left, {lost} lost, {doubled} in two states, "
-            f"{finished_and_live} finished with a live execution")
+    return (
+        f"{Job.objects.count()} jobs left, {lost} lost, {doubled} in two states, "
+        f"{finished_and_live} finished with a live execution"
+    )
 
 
 if __name__ == "__main__":

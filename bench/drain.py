@@ -48,10 +48,18 @@ def main() -> None:
 def _start(processes: int, polling: float = 0.1) -> subprocess.Popen[bytes]:
     from django.conf import settings
 
-    config = {**CONFIG, "workers": [{"queues": ["*"], "threads": 3, "processes": processes,
-                                      "polling_interval": polling}]}
-    env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-               ROBUST_QUEUE_CONFIG_JSON=json.dumps(config), ROBUST_QUEUE_LOG_LEVEL="WARNING")
+    config = {
+        **CONFIG,
+        "workers": [
+            {"queues": ["*"], "threads": 3, "processes": processes, "polling_interval": polling}
+        ],
+    }
+    env = dict(
+        os.environ,
+        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+        ROBUST_QUEUE_CONFIG_JSON=json.dumps(config),
+        ROBUST_QUEUE_LOG_LEVEL="WARNING",
+    )
     return subprocess.Popen([sys.executable, "manage.py", "robust_queue"], cwd=ROOT, env=env)
 
 
@@ -72,7 +80,9 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     # counted from the moment every worker is up and the queue resumes.
     pause = Pause.objects.create(queue_name="default")
     for start in range(0, jobs, 1000):
-        robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(start, min(jobs, start + 1000))])
+        robust_queue.enqueue_all(
+            [(tasks.add, (i, 1), {}) for i in range(start, min(jobs, start + 1000))]
+        )
     supervisor = _start(processes)
     while Process.objects.filter(kind="worker").count() < processes:
         time.sleep(0.05)
@@ -95,12 +105,14 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     span = Job.objects.aggregate(first=Min("started_at"), last=Max("finished_at"))
     elapsed = (span["last"] - span["first"]).total_seconds()
     per_job = 1000 / os.sysconf("SC_CLK_TCK") / jobs
-    print(f"{database:10} drain {jobs} no-op jobs, {processes} worker process(es) "
-          f"({len(tree)} processes in the tree): "
-          f"{jobs / elapsed:7.0f} jobs/s; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
-          f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
-          f"database server + rest; "
-          f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB")
+    print(
+        f"{database:10} drain {jobs} no-op jobs, {processes} worker process(es) "
+        f"({len(tree)} processes in the tree): "
+        f"{jobs / elapsed:7.0f} jobs/s; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
+        f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
+        f"database server + rest; "
+        f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB"
+    )
 
 
 def _latency(database: str, samples: int) -> None:
@@ -112,15 +124,19 @@ def _latency(database: str, samples: int) -> None:
     delays = []
     for _ in range(samples):
         result = tasks.add.enqueue(1, 1)
-        while not (job := Job.objects.filter(result_id=result.id, started_at__isnull=False).first()):
+        while not (
+            job := Job.objects.filter(result_id=result.id, started_at__isnull=False).first()
+        ):
             time.sleep(0.002)
         delays.append((job.started_at - job.enqueued_at).total_seconds() * 1000)
         time.sleep(0.05)
     _stop(supervisor)
     delays.sort()
     p95 = delays[int(len(delays) * 0.95) - 1]
-    print(f"{database:10} pickup latency, idle worker (polling 0.1 s): "
-          f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms")
+    print(
+        f"{database:10} pickup latency, idle worker (polling 0.1 s): "
+        f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms"
+    )
 
 
 def _busy_jiffies() -> int:

@@ -42,9 +42,7 @@ def _run(options: argparse.Namespace) -> None:
     start = time.perf_counter()
     for _ in range(options.bulk // options.chunk):
         robust_queue.enqueue_all(calls)
-    _report(
-        options.database, f"enqueue_all (chunks of {options.chunk})", options.bulk, start
-    )
+    _report(options.database, f"enqueue_all (chunks of {options.chunk})", options.bulk, start)
 
 
 def _report(database: str, what: str, count: int, start: float) -> None:

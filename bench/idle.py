@@ -47,7 +47,9 @@ def main() -> None:
             proxy = _proxy() if options.database == "mariadb" else None
             supervisor = _start(queues, options.ceiling, proxy)
             time.sleep(SETTLE)
-            label = f"{options.database:10} ceiling {options.ceiling} s, queues {','.join(queues):8}"
+            label = (
+                f"{options.database:10} ceiling {options.ceiling} s, queues {','.join(queues):8}"
+            )
             if options.database == "postgresql":
                 rate = _transactions_per_second(options.seconds)
                 print(f"{label}: {rate:6.1f} transactions/s (whole supervisor)")
@@ -88,8 +90,12 @@ def _start(
         "process_heartbeat_interval": 60,
         "process_alive_threshold": 300,
     }
-    env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-               ROBUST_QUEUE_CONFIG_JSON=json.dumps(config), ROBUST_QUEUE_LOG_LEVEL="WARNING")
+    env = dict(
+        os.environ,
+        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+        ROBUST_QUEUE_CONFIG_JSON=json.dumps(config),
+        ROBUST_QUEUE_LOG_LEVEL="WARNING",
+    )
     if proxy is not None:
         env["MYSQL_PORT"] = str(proxy.port)
     return subprocess.Popen([sys.executable, "manage.py", "robust_queue"], cwd=ROOT, env=env)
@@ -137,12 +143,16 @@ def _pickup(database: str, ceiling: float | None, samples: int) -> None:
     for _ in range(samples):
         time.sleep(SETTLE)  # idle long enough for the back-off to reach the ceiling
         result = tasks.add.enqueue(1, 1)
-        while not (job := Job.objects.filter(result_id=result.id, started_at__isnull=False).first()):
+        while not (
+            job := Job.objects.filter(result_id=result.id, started_at__isnull=False).first()
+        ):
             time.sleep(0.002)
         delays.append((job.started_at - job.enqueued_at).total_seconds() * 1000)
-    print(f"{database:10} ceiling {ceiling} s: pickup after {SETTLE:.0f} s idle: "
-          f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms "
-          f"({samples} samples)")
+    print(
+        f"{database:10} ceiling {ceiling} s: pickup after {SETTLE:.0f} s idle: "
+        f"median {statistics.median(delays):.0f} ms, max {max(delays):.0f} ms "
+        f"({samples} samples)"
+    )
 
 
 if __name__ == "__main__":

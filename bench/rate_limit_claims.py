@@ -67,7 +67,9 @@ def _claim_rate(jobs: int, *, load: str | None) -> float:
     claimed = 0
     start = time.perf_counter()
     while claimed < jobs:
-        rows = ReadyExecution.objects.claim(10, process_id=process.pk, worker_id=process.name, queue_name="default")
+        rows = ReadyExecution.objects.claim(
+            10, process_id=process.pk, worker_id=process.name, queue_name="default"
+        )
         for row in rows:
             perform(row)
         claimed += len(rows)

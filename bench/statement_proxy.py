@@ -51,8 +51,8 @@ class StatementProxy:
                 if len(buffer) < 4 + length:
                     break
                 if buffer[3] == 0 and length:
-                    self._count(buffer[4:4 + length])
-                buffer = buffer[4 + length:]
+                    self._count(buffer[4 : 4 + length])
+                buffer = buffer[4 + length :]
         _close(client, server)
 
     def _count(self, payload: bytes) -> None:

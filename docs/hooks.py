@@ -22,7 +22,7 @@ def outside_docs(page_path: str, target: str) -> str | None:
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(page_path), target))
     if not joined.startswith("../"):
         return None
-    return joined[len("../"):]
+    return joined[len("../") :]
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, **kwargs: Any) -> str:

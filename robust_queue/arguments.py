@@ -29,8 +29,7 @@ from .exceptions import DeserializationError, ReturnValueError
 
 TAG = "__rq__"
 _SUPPORTED = (
-    "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID "
-    "and model instances."
+    "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID and model instances."
 )
 _RETURN_TYPES = "str, int, float, bool, None, list, tuple and dict with str keys"
 # Payloads that are not what their tag promises fail in one of these ways.
@@ -175,8 +174,7 @@ def _dict_to_json(value: dict[Any, Any], path: str, *, tagged: bool) -> dict[str
 def _check_key(key: Any, path: str) -> None:
     if not isinstance(key, str):
         raise TypeError(
-            f"{path} has the key {key!r} of type {type(key).__name__}; "
-            "dict keys must be str."
+            f"{path} has the key {key!r} of type {type(key).__name__}; dict keys must be str."
         )
 
 
@@ -197,9 +195,7 @@ def _tag(value: Any, path: str) -> dict[str, Any]:
         return {TAG: "uuid", "v": str(value)}
     if isinstance(value, models.Model):
         return {TAG: "model", "v": _model_reference(value, path)}
-    raise TypeError(
-        f"{path} of type {type(value).__name__} cannot be encoded; {_SUPPORTED}"
-    )
+    raise TypeError(f"{path} of type {type(value).__name__} cannot be encoded; {_SUPPORTED}")
 
 
 def _model_reference(instance: models.Model, path: str) -> dict[str, Any]:
@@ -248,9 +244,7 @@ class _Decoder:
         try:
             return parse(payload)
         except _MALFORMED as exc:
-            raise DeserializationError(
-                f"Malformed {tag!r} argument: {payload!r}."
-            ) from exc
+            raise DeserializationError(f"Malformed {tag!r} argument: {payload!r}.") from exc
 
     def _fetch(self, payload: Any) -> models.Model:
         model = _referenced_model(payload)
@@ -262,9 +256,7 @@ class _Decoder:
                 f"{model._meta.label} with pk {pk!r} no longer exists."
             ) from exc
         except (*_MALFORMED, ValidationError) as exc:
-            raise DeserializationError(
-                f"Malformed 'model' argument: {payload!r} ({exc})."
-            ) from exc
+            raise DeserializationError(f"Malformed 'model' argument: {payload!r} ({exc}).") from exc
 
     def _pk(self, value: Any, model: type[models.Model]) -> Any:
         # Only what _model_reference() writes: a scalar, or a list of them

@@ -45,8 +45,13 @@ class Attempt:
         fields = self._base_fields()
         logger.info(
             "Job %s started: %s on queue %s, attempt %d, by %s after %d ms",
-            fields["result_id"], fields["task"], fields["queue"], fields["attempt"],
-            fields["worker"], fields["wait_ms"], extra=fields,
+            fields["result_id"],
+            fields["task"],
+            fields["queue"],
+            fields["attempt"],
+            fields["worker"],
+            fields["wait_ms"],
+            extra=fields,
         )
 
     def finished(self, outcome: str) -> None:
@@ -59,8 +64,13 @@ class Attempt:
         }
         logger.info(
             "Job %s %s: %s on queue %s, attempt %d, in %d ms",
-            fields["result_id"], outcome, fields["task"], fields["queue"],
-            fields["attempt"], fields["run_ms"], extra=fields,
+            fields["result_id"],
+            outcome,
+            fields["task"],
+            fields["queue"],
+            fields["attempt"],
+            fields["run_ms"],
+            extra=fields,
         )
 
     def _base_fields(self) -> dict[str, Any]:

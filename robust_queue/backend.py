@@ -65,8 +65,7 @@ class RobustQueueBackend(BaseTaskBackend):
         super().validate_task(task)
         if len(task.module_path) > TASK_PATH_MAX_LENGTH:
             raise InvalidTask(
-                f"Task path {task.module_path!r} is longer than "
-                f"{TASK_PATH_MAX_LENGTH} characters."
+                f"Task path {task.module_path!r} is longer than {TASK_PATH_MAX_LENGTH} characters."
             )
         if isinstance(task, self.task_class):
             # Only a task declared for this backend's class: a .using()
@@ -130,9 +129,7 @@ class RobustQueueBackend(BaseTaskBackend):
         return results
 
     async def aenqueue_all(self, calls: Iterable[TaskCall]) -> list[TaskResult[Any]]:
-        return await sync_to_async(self.enqueue_all, thread_sensitive=True)(
-            list(calls)
-        )
+        return await sync_to_async(self.enqueue_all, thread_sensitive=True)(list(calls))
 
     def get_result(self, result_id: str) -> TaskResult[Any]:
         if not isinstance(result_id, str) or not RESULT_ID_PATTERN.match(result_id):
@@ -170,8 +167,7 @@ class RobustQueueBackend(BaseTaskBackend):
             raise InvalidTask(f"{task!r} is not a Task.")
         if task.backend != self.alias:
             raise InvalidTask(
-                f"Task {task.module_path} uses backend {task.backend!r}, "
-                f"not {self.alias!r}."
+                f"Task {task.module_path} uses backend {task.backend!r}, not {self.alias!r}."
             )
         self.validate_task(task)
         registry.check_enqueue(task)
@@ -216,4 +212,3 @@ def _standing(jobs: list[Job], kept: list[Job]) -> list[Job | None]:
     """Each job, or None where a concurrency limit discarded it."""
     ids = {id(job) for job in kept}
     return [job if id(job) in ids else None for job in jobs]
-

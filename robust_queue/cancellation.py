@@ -42,9 +42,7 @@ def cancel(result_id: str, *, backend: str = DEFAULT_TASK_BACKEND_ALIAS) -> Canc
     return job.cancel()
 
 
-async def acancel(
-    result_id: str, *, backend: str = DEFAULT_TASK_BACKEND_ALIAS
-) -> CancelOutcome:
+async def acancel(result_id: str, *, backend: str = DEFAULT_TASK_BACKEND_ALIAS) -> CancelOutcome:
     """The async twin of ``cancel``."""
     return await sync_to_async(cancel)(result_id, backend=backend)
 

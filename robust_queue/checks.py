@@ -92,15 +92,13 @@ def check_backend(backend: RobustQueueBackend) -> Iterator[checks.CheckMessage]:
     where = f"TASKS[{backend.alias!r}]"
     if not apps.is_installed("robust_queue"):
         yield checks.Error(
-            f"{where} uses RobustQueueBackend but 'robust_queue' is not in "
-            "INSTALLED_APPS.",
+            f"{where} uses RobustQueueBackend but 'robust_queue' is not in INSTALLED_APPS.",
             hint="Add 'robust_queue' to INSTALLED_APPS.",
             id="robust_queue.E001",
         )
     if backend.database not in settings.DATABASES:
         yield checks.Error(
-            f"{where}['OPTIONS']['database'] is {backend.database!r}, which is "
-            "not in DATABASES.",
+            f"{where}['OPTIONS']['database'] is {backend.database!r}, which is not in DATABASES.",
             id="robust_queue.E002",
         )
     for name in sorted(set(backend.options) - KNOWN_OPTIONS):

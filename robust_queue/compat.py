@@ -116,7 +116,8 @@ else:
 # Django 6.0's @task takes only its own keywords; the backport and Django
 # >= 6.1 hand any other keyword (limits_concurrency=...) to the task class.
 TASK_TAKES_OPTIONS = any(
-    parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in inspect.signature(task).parameters.values()
+    parameter.kind is inspect.Parameter.VAR_KEYWORD
+    for parameter in inspect.signature(task).parameters.values()
 )
 
 __all__ = [

@@ -31,6 +31,7 @@ KEY_MAX_LENGTH = 255
 OnConflict = Literal["block", "discard"]
 KeyFunction = Callable[..., Any]
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConcurrencyLimit:
     """At most ``to`` jobs of one key run at once; a slot is leased for
@@ -47,9 +48,7 @@ class ConcurrencyLimit:
         if isinstance(self.to, bool) or not isinstance(self.to, int) or self.to < 1:
             errors.append(f"'to' must be an integer >= 1, not {self.to!r}.")
         if self.on_conflict not in ON_CONFLICT_CHOICES:
-            errors.append(
-                f"'on_conflict' must be 'block' or 'discard', not {self.on_conflict!r}."
-            )
+            errors.append(f"'on_conflict' must be 'block' or 'discard', not {self.on_conflict!r}.")
         if not (isinstance(self.key, str) or callable(self.key)):
             errors.append(f"'key' must be a string or a callable, not {self.key!r}.")
         if self.duration is not None and (
@@ -122,9 +121,7 @@ def limits_concurrency(
     share their keys. A job over the limit waits as a blocked job, or with
     ``on_conflict="discard"`` is dropped at enqueue.
     """
-    limit = concurrency_limit(
-        key, to=to, duration=duration, group=group, on_conflict=on_conflict
-    )
+    limit = concurrency_limit(key, to=to, duration=duration, group=group, on_conflict=on_conflict)
 
     def decorator(task: Task[..., Any]) -> Task[..., Any]:
         return with_option("limits_concurrency", task, limit)

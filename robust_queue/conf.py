@@ -98,9 +98,9 @@ ADMIN_MASK: Key[Any] = Key(
 )
 
 # The table of every Key defined above, by name.
-KEYS: Mapping[str, Key[Any]] = MappingProxyType({
-    key.name: key for key in list(globals().values()) if isinstance(key, Key)
-})
+KEYS: Mapping[str, Key[Any]] = MappingProxyType(
+    {key.name: key for key in list(globals().values()) if isinstance(key, Key)}
+)
 
 
 def get(key: Key[T]) -> T:
@@ -155,11 +155,7 @@ def backend_options(alias: str) -> dict[str, Any]:
 def robust_queue_aliases() -> list[str]:
     """Every ``TASKS`` alias whose backend is Robust Queue."""
     tasks = getattr(settings, "TASKS", None) or {}
-    return [
-        alias
-        for alias, params in tasks.items()
-        if params.get("BACKEND") == BACKEND_PATH
-    ]
+    return [alias for alias, params in tasks.items() if params.get("BACKEND") == BACKEND_PATH]
 
 
 def database_for(alias: str) -> str:

@@ -58,9 +58,7 @@ class DispatcherConfig:
     concurrency_maintenance_interval: float = 600.0
 
     def validate(self) -> list[str]:
-        return _positive(
-            self, "batch_size", "polling_interval", "concurrency_maintenance_interval"
-        )
+        return _positive(self, "batch_size", "polling_interval", "concurrency_maintenance_interval")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,9 +86,7 @@ class SupervisorConfig:
     database: str = conf.DEFAULT_DATABASE
 
     def validate(self) -> list[str]:
-        errors = _positive(
-            self, "heartbeat_interval", "alive_threshold", "maintenance_interval"
-        )
+        errors = _positive(self, "heartbeat_interval", "alive_threshold", "maintenance_interval")
         if self.shutdown_timeout < 0:
             errors.append(f"shutdown_timeout must be >= 0, not {self.shutdown_timeout!r}")
         if self.mode not in MODES:
@@ -101,7 +97,8 @@ class SupervisorConfig:
                 "process_heartbeat_interval, or live processes get pruned"
             )
         roles: list[WorkerConfig | DispatcherConfig | SchedulerConfig] = [
-            *self.workers, *self.dispatchers
+            *self.workers,
+            *self.dispatchers,
         ]
         if self.scheduler is not None:
             roles.append(self.scheduler)
@@ -188,17 +185,14 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _optional_limit(
-    config: Any, name: str, kinds: type | tuple[type, ...], what: str
-) -> list[str]:
+def _optional_limit(config: Any, name: str, kinds: type | tuple[type, ...], what: str) -> list[str]:
     """``name`` is None (no limit) or a positive ``kinds`` value."""
     value = getattr(config, name)
     if value is None:
         return []
     if not isinstance(value, kinds) or not _is_number(value) or value <= 0:
         return [
-            f"{type(config).__name__}.{name} must be {what} > 0 or None "
-            f"(no limit), not {value!r}"
+            f"{type(config).__name__}.{name} must be {what} > 0 or None (no limit), not {value!r}"
         ]
     return []
 

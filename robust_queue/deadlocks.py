@@ -74,12 +74,19 @@ def retry_on_lock_conflict(
             if kind is None or connections[using].in_atomic_block:
                 raise
             if attempt == attempts:
-                logger.warning("%s: %s on %r; gave up after %d attempts", what, kind, using, attempt)
+                logger.warning(
+                    "%s: %s on %r; gave up after %d attempts", what, kind, using, attempt
+                )
                 raise
             delay = random.uniform(0, min(MAX_DELAY, BASE_DELAY * 2 ** (attempt - 1)))
             logger.warning(
                 "%s: %s on %r; retrying in %.0f ms (attempt %d of %d)",
-                what, kind, using, delay * 1000, attempt + 1, attempts,
+                what,
+                kind,
+                using,
+                delay * 1000,
+                attempt + 1,
+                attempts,
             )
             time.sleep(delay)
     raise AssertionError("unreachable: the last attempt returns or raises")

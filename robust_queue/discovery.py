@@ -72,7 +72,8 @@ def where(module_name: str, exc: BaseException) -> str:
         return ""
     origin = spec.origin if spec else None
     frames = [
-        frame for frame in traceback.extract_tb(exc.__traceback__)
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
         if origin and frame.filename == origin
     ]
     if not frames:

@@ -24,9 +24,7 @@ MAX_METADATA_BYTES = 8192
 # A string: Django 6.x's Task cannot be subscripted at runtime.
 EnqueueHook = Callable[["Task[..., Any]"], Mapping[str, Any] | None]
 
-_CURRENT: ContextVar[dict[str, Any] | None] = ContextVar(
-    "robust_queue_job_metadata", default=None
-)
+_CURRENT: ContextVar[dict[str, Any] | None] = ContextVar("robust_queue_job_metadata", default=None)
 _HOOKS: list[EnqueueHook] = []
 # Result id -> metadata of the jobs running in this process.
 _RUNNING: dict[str, dict[str, Any]] = {}
@@ -93,8 +91,7 @@ def _checked(values: Any, what: str) -> dict[str, Any]:
     size = len(text.encode("utf-8"))
     if size > MAX_METADATA_BYTES:
         raise PayloadTooLargeError(
-            f"{what}: metadata is {size} bytes encoded; the limit is "
-            f"{MAX_METADATA_BYTES} bytes."
+            f"{what}: metadata is {size} bytes encoded; the limit is {MAX_METADATA_BYTES} bytes."
         )
     loaded: dict[str, Any] = json.loads(text)
     return loaded

@@ -45,7 +45,9 @@ def enqueue_once(task: Task[..., Any], key: str, /, *args: Any, **kwargs: Any) -
     return _backend_of(task, key).enqueue_once(task, key, args, kwargs)
 
 
-async def aenqueue_once(task: Task[..., Any], key: str, /, *args: Any, **kwargs: Any) -> TaskResult[Any]:
+async def aenqueue_once(
+    task: Task[..., Any], key: str, /, *args: Any, **kwargs: Any
+) -> TaskResult[Any]:
     return await _backend_of(task, key).aenqueue_once(task, key, args, kwargs)
 
 

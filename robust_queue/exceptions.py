@@ -110,7 +110,5 @@ def _snooze_delay(delay: object) -> timedelta:
     else:
         raise TypeError(f"Snooze() takes seconds or a timedelta, not {delay!r}.")
     if not (math.isfinite(seconds) and 0 <= seconds <= MAX_SNOOZE.total_seconds()):
-        raise ValueError(
-            f"Snooze() takes a delay from 0 to {MAX_SNOOZE.days} days, not {delay!r}."
-        )
+        raise ValueError(f"Snooze() takes a delay from 0 to {MAX_SNOOZE.days} days, not {delay!r}.")
     return timedelta(seconds=seconds)

@@ -77,9 +77,7 @@ def record_failure(
 ) -> Finalized:
     """Store one failed attempt, retried ``retry_in`` from now if given."""
     quote = f"{error.get('exception_class_path')}\n{error.get('traceback')}"
-    return _record(
-        claimed, lambda: claimed.fail(error, retry_in), error, "failure", quote
-    )
+    return _record(claimed, lambda: claimed.fail(error, retry_in), error, "failure", quote)
 
 
 def record_snooze(claimed: ClaimedExecution, delay: timedelta) -> Finalized:
@@ -106,7 +104,9 @@ def _record(
         return Finalized.RECORDED if done else Finalized.SKIPPED
     logger.error(
         "The database refused the %s of job %s (%s); recording a FinalizeError",
-        what, claimed.job_id, done,
+        what,
+        claimed.job_id,
+        done,
     )
     refusal = _refusal(claimed, done, what, quote)
     fallback = _until_done(claimed, lambda: claimed.fail(refusal), refusal)
@@ -153,8 +153,6 @@ def _is_permanent(exc: Exception, using: str, stored: Any) -> bool:
     return code in _CONNECTION_LOST and _is_over_packet_limit(using, stored)
 
 
-
-
 def _is_over_packet_limit(using: str, stored: Any) -> bool:
     """Whether ``stored`` alone fills the server's max_allowed_packet."""
     try:
@@ -167,9 +165,7 @@ def _is_over_packet_limit(using: str, stored: Any) -> bool:
     return len(json.dumps(stored)) + _PACKET_MARGIN >= int(limit)
 
 
-def _refusal(
-    claimed: ClaimedExecution, exc: Exception, what: str, quote: str
-) -> dict[str, str]:
+def _refusal(claimed: ClaimedExecution, exc: Exception, what: str, quote: str) -> dict[str, str]:
     """The failure stored in place of an outcome the database refused."""
     cls = type(exc)
     error = FinalizeError(
@@ -187,7 +183,10 @@ def _wait_to_retry(claimed: ClaimedExecution, exc: Exception, attempt: int) -> N
     if attempt & (attempt - 1) == 0:
         logger.warning(
             "Finalizing job %s failed (attempt %d: %s); retrying in %.1fs",
-            claimed.job_id, attempt, exc, delay,
+            claimed.job_id,
+            attempt,
+            exc,
+            delay,
         )
     time.sleep(delay)
 

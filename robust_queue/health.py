@@ -102,7 +102,8 @@ def _migrations(report: Report, using: str) -> bool:
         return False
     if missing:
         report.add(
-            "migrations", False,
+            "migrations",
+            False,
             f"{len(missing)} migration(s) not applied: {', '.join(missing)} "
             "(run manage.py migrate)",
         )
@@ -122,20 +123,20 @@ def _supervisor(report: Report, config: SupervisorConfig, live: list[Process]) -
         if pid is None:
             report.add("supervisor", False, f"no supervisor pid in {config.pidfile}")
         elif not pid_alive(pid):
-            report.add("supervisor", False, f"the supervisor of {config.pidfile} (pid {pid}) is gone")
+            report.add(
+                "supervisor", False, f"the supervisor of {config.pidfile} (pid {pid}) is gone"
+            )
         else:
             report.add("supervisor", True, f"supervisor pid {pid} ({config.pidfile}) is alive")
         return
-    mine = [
-        p for p in live
-        if p.kind == ProcessKind.SUPERVISOR and p.hostname == host
-    ]
+    mine = [p for p in live if p.kind == ProcessKind.SUPERVISOR and p.hostname == host]
     if mine:
         names = ", ".join(f"{p.name} (pid {p.pid})" for p in mine)
         report.add("supervisor", True, f"supervisor alive on {host}: {names}")
     else:
         report.add(
-            "supervisor", False,
+            "supervisor",
+            False,
             f"no supervisor on {host} has heartbeaten within {config.alive_threshold:g}s",
         )
 
@@ -153,7 +154,8 @@ def _heartbeats(report: Report, using: str, threshold: float) -> None:
     if here:
         names = ", ".join(f"{p.kind} {p.name} (pid {p.pid})" for p in here)
         report.add(
-            "heartbeats", False,
+            "heartbeats",
+            False,
             f"process(es) on {host} silent for more than {threshold:g}s: {names}",
         )
     else:
@@ -184,12 +186,14 @@ def _queues(report: Report, using: str, live: list[Process], thresholds: Thresho
     named = set(thresholds.queues)
     watched = named or with_jobs
     uncovered = sorted(
-        name for name in watched & with_jobs
+        name
+        for name in watched & with_jobs
         if name not in paused and not any(covers(s, name) for s in selectors)
     )
     if uncovered:
         report.add(
-            "queues", False,
+            "queues",
+            False,
             "ready jobs and no live worker for queue(s): " + ", ".join(uncovered),
         )
     else:
@@ -220,7 +224,8 @@ def _latency(report: Report, using: str, names: list[str], limit: float) -> None
             late.append(f"{name} ({seconds:.0f}s)")
     if late:
         report.add(
-            "latency", False,
+            "latency",
+            False,
             f"oldest ready job older than {limit:g}s in: " + ", ".join(late),
         )
     else:
@@ -236,7 +241,9 @@ def _unused_queues(
     if fail:
         names = ", ".join(report.unused_worker_queues)
         report.add(
-            "worker_queues", not messages,
-            f"worker queue(s) that no task uses: {names}" if messages
+            "worker_queues",
+            not messages,
+            f"worker queue(s) that no task uses: {names}"
+            if messages
             else "every worker queue is used by a task",
         )

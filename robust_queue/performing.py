@@ -168,13 +168,17 @@ def _finished(finalized: Finalized, sender: type[Any], result: TaskResult[Any]) 
     for receiver, response in task_finished.send_robust(sender=sender, task_result=result):
         if isinstance(response, Exception):
             logger.error(
-                "A task_finished receiver (%s) raised for job %s; its outcome is "
-                "recorded: %r", getattr(receiver, "__qualname__", receiver), result.id,
-                response, exc_info=response,
+                "A task_finished receiver (%s) raised for job %s; its outcome is recorded: %r",
+                getattr(receiver, "__qualname__", receiver),
+                result.id,
+                response,
+                exc_info=response,
             )
 
 
-def _run(claimed: ClaimedExecution, task: Task[..., Any], result: TaskResult[Any], guard: Guard) -> Any:
+def _run(
+    claimed: ClaimedExecution, task: Task[..., Any], result: TaskResult[Any], guard: Guard
+) -> Any:
     args, kwargs = _decode_arguments(claimed)
     object.__setattr__(result, "args", args)
     object.__setattr__(result, "kwargs", kwargs)

@@ -58,7 +58,6 @@ def _queue_problems(name: Any, options: Any) -> list[str]:
     cap = options.get("max_concurrency")
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         problems.append(
-            f'{where}["max_concurrency"] must be a whole number >= 1 or None '
-            f"(no cap), not {cap!r}"
+            f'{where}["max_concurrency"] must be a whole number >= 1 or None (no cap), not {cap!r}'
         )
     return problems

@@ -56,9 +56,7 @@ def _weight_problems(name: Any, weight: Any, queues: tuple[str, ...]) -> list[st
         return [f"worker weights name {name!r}: a queue name is {QUEUE_NAME_RULE}"]
     problems = []
     if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-        problems.append(
-            f"worker weights[{name!r}] must be a whole number >= 1, not {weight!r}"
-        )
+        problems.append(f"worker weights[{name!r}] must be a whole number >= 1, not {weight!r}")
     if not any(isinstance(s, str) and _selects(s, name) for s in queues):
         problems.append(
             f"worker weights name queue {name!r}, which the worker's queues "
@@ -76,7 +74,9 @@ def _selects(selector: str, name: str) -> bool:
 class Rotation:
     """The order of one worker's queues, turned once per claim round."""
 
-    def __init__(self, order: str = DEFAULT_ORDER, weights: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self, order: str = DEFAULT_ORDER, weights: Mapping[str, int] | None = None
+    ) -> None:
         self.order = order
         self.weights = dict(weights or {})
         self._round = 0

@@ -51,7 +51,8 @@ def may_start(claimed: ClaimedExecution) -> bool:
         return _count_again(claimed, rate, using, now)
     except DatabaseError:
         logger.warning(
-            "Job %s: its rate limit could not be checked at start; it runs", job.result_id,
+            "Job %s: its rate limit could not be checked at start; it runs",
+            job.result_id,
             exc_info=True,
         )
         return True
@@ -73,8 +74,6 @@ def _count_again(claimed: ClaimedExecution, rate: Rate, using: str, now: datetim
         Job.objects.using(using).filter(pk=job.pk).update(snoozes=models.F("snoozes") + 1)
         windows.wait_in_line([job], job.rate_key, row, rate, now)
         row.save()
-    logger.info(
-        "Job %s started after its rate limit window; it waits for a new one", job.result_id
-    )
+    logger.info("Job %s started after its rate limit window; it waits for a new one", job.result_id)
     record_attempt(job, using=using, outcome="snoozed")
     return False

@@ -113,8 +113,14 @@ def recurring(
     def decorator(task: Task[..., Any]) -> Task[..., Any]:
         require_task("recurring", task)
         definition = _definition(
-            key or task.module_path, schedule, task, args, kwargs or {},
-            queue_name=queue_name, priority=priority, description=description,
+            key or task.module_path,
+            schedule,
+            task,
+            args,
+            kwargs or {},
+            queue_name=queue_name,
+            priority=priority,
+            description=description,
         )
         errors = definition.validate()
         if errors:
@@ -196,9 +202,14 @@ def _from_entry(key: str, entry: object) -> RecurringDefinition:
     except UnknownTaskError as exc:
         raise ConfigurationError(f"{where}: {exc}") from exc
     return _definition(
-        key, entry.get("schedule"), task, entry.get("args", ()),
-        entry.get("kwargs", {}), queue_name=entry.get("queue_name"),
-        priority=entry.get("priority"), description=entry.get("description", ""),
+        key,
+        entry.get("schedule"),
+        task,
+        entry.get("args", ()),
+        entry.get("kwargs", {}),
+        queue_name=entry.get("queue_name"),
+        priority=entry.get("priority"),
+        description=entry.get("description", ""),
     )
 
 
@@ -232,4 +243,3 @@ def _definition(
         priority=options["priority"],
         description=options["description"] or "",
     )
-

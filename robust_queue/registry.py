@@ -103,8 +103,7 @@ def resolve_task(task_path: str, backend_alias: str) -> Task[..., Any]:
     _check_module(task)
     if backend_alias not in conf.robust_queue_aliases():
         raise UnknownTaskError(
-            f"Backend {backend_alias!r} of task {task_path!r} is not a "
-            "Robust Queue backend."
+            f"Backend {backend_alias!r} of task {task_path!r} is not a Robust Queue backend."
         )
     return task if task.backend == backend_alias else _bound(task, backend_alias)
 
@@ -117,9 +116,7 @@ def rebuild_task(job: Job) -> Task[..., Any]:
     """
     task = resolve_task(job.task_path, job.backend_alias)
     try:
-        return task.using(
-            queue_name=job.queue_name, priority=job.priority, run_after=job.run_after
-        )
+        return task.using(queue_name=job.queue_name, priority=job.priority, run_after=job.run_after)
     except InvalidTask as exc:
         raise UnknownTaskError(
             f"Task {job.task_path!r} cannot run with queue {job.queue_name!r} and "
@@ -152,18 +149,12 @@ def is_allowed_module(module_name: str) -> bool:
     ``ROBUST_QUEUE["task_modules"]``."""
     modules: tuple[str, ...] = conf.get(conf.TASK_MODULES)
     roots = [config.name for config in apps.get_app_configs()] + list(modules)
-    return any(
-        module_name == root or module_name.startswith(root + ".") for root in roots
-    )
+    return any(module_name == root or module_name.startswith(root + ".") for root in roots)
 
 
 def _declaration(task: Task[..., Any]) -> list[Any]:
     # The function and options; not what .using() changes.
-    return [
-        getattr(task, field.name)
-        for field in fields(task)
-        if field.name not in USING_FIELDS
-    ]
+    return [getattr(task, field.name) for field in fields(task) if field.name not in USING_FIELDS]
 
 
 def _check_module(task: Task[..., Any]) -> None:

@@ -23,9 +23,7 @@ from .models.rescheduling import When, checked_time, reschedule_job
 __all__ = ["areschedule", "checked_time", "reschedule", "reschedule_job"]
 
 
-def reschedule(
-    result_id: str, at: When, *, backend: str = DEFAULT_TASK_BACKEND_ALIAS
-) -> datetime:
+def reschedule(result_id: str, at: When, *, backend: str = DEFAULT_TASK_BACKEND_ALIAS) -> datetime:
     """Move the scheduled or failed job of ``result_id`` to ``at``; returns
     its new due time.
 
@@ -47,5 +45,3 @@ async def areschedule(
 ) -> datetime:
     """The async twin of ``reschedule``."""
     return await sync_to_async(reschedule)(result_id, at, backend=backend)
-
-

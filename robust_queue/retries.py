@@ -29,6 +29,7 @@ DEFAULT_JITTER = 0.15
 
 Backoff = Literal["exponential", "fixed"] | Callable[[int], "timedelta | float"]
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryPolicy:
     """Run a task up to ``attempts`` times in all (the first run counts).
@@ -54,13 +55,11 @@ class RetryPolicy:
             errors.append(f"'attempts' must be an integer, not {self.attempts!r}.")
         elif self.attempts < 1:
             errors.append(
-                f"'attempts' must be at least 1 (the first run counts), not "
-                f"{self.attempts}."
+                f"'attempts' must be at least 1 (the first run counts), not {self.attempts}."
             )
         if not callable(self.backoff) and self.backoff not in ("exponential", "fixed"):
             errors.append(
-                "'backoff' must be 'exponential', 'fixed' or a callable, not "
-                f"{self.backoff!r}."
+                f"'backoff' must be 'exponential', 'fixed' or a callable, not {self.backoff!r}."
             )
         for name in ("wait", "max_wait"):
             value = getattr(self, name)

@@ -117,8 +117,7 @@ def _unpolled_queues(config: SupervisorConfig) -> list[checks.CheckMessage]:
     ready = ReadyExecution.objects.using(config.database).queue_names()
     return [
         checks.Warning(
-            f"Queue {name!r} has ready jobs but no worker polls it: they wait "
-            "until one does.",
+            f"Queue {name!r} has ready jobs but no worker polls it: they wait until one does.",
             hint=(
                 f"Workers poll {', '.join(repr(s) for s in selectors)}. Add {name!r} "
                 "to a worker's queues (ROBUST_QUEUE['workers'] or --queues), or use '*'."

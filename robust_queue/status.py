@@ -36,18 +36,16 @@ class Status:
 
 
 def status(using: str, *, failures: int = RECENT_FAILURES) -> Status:
-    recent = (
-        FailedExecution.objects.using(using)
-        .select_related("job")
-        .order_by("-pk")[:failures]
-    )
+    recent = FailedExecution.objects.using(using).select_related("job").order_by("-pk")[:failures]
     return Status(
         queues=queue_rows(using),
         processes=list(Process.objects.using(using).order_by("hostname", "kind", "name")),
         failures=[
             Failure(
-                failed_at=f.created_at, result_id=f.job.result_id,
-                task_path=f.job.task_path, queue_name=f.job.queue_name,
+                failed_at=f.created_at,
+                result_id=f.job.result_id,
+                task_path=f.job.task_path,
+                queue_name=f.job.queue_name,
                 exception=f.exception_class_path,
             )
             for f in recent

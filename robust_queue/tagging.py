@@ -86,8 +86,4 @@ def for_enqueue(task: Task[..., Any]) -> tuple[str, ...]:
 
 
 def _is_tag(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= TAG_MAX_LENGTH
-        and value.isprintable()
-    )
+    return isinstance(value, str) and 0 < len(value) <= TAG_MAX_LENGTH and value.isprintable()

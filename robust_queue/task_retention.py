@@ -57,7 +57,9 @@ class TaskRetention:
         )
 
 
-def build_retention(*, finished: Any = GLOBAL, failed: Any = GLOBAL, what: str = "retain()") -> TaskRetention:
+def build_retention(
+    *, finished: Any = GLOBAL, failed: Any = GLOBAL, what: str = "retain()"
+) -> TaskRetention:
     """A validated ``TaskRetention``; ``ConfigurationError`` names the problem."""
     problems = _problems({"finished": finished, "failed": failed}, what)
     if problems:
@@ -65,7 +67,9 @@ def build_retention(*, finished: Any = GLOBAL, failed: Any = GLOBAL, what: str =
     return TaskRetention(finished=_duration(finished), failed=_duration(failed))
 
 
-def retain(*, finished: Any = GLOBAL, failed: Any = GLOBAL) -> Callable[[Task[..., Any]], Task[..., Any]]:
+def retain(
+    *, finished: Any = GLOBAL, failed: Any = GLOBAL
+) -> Callable[[Task[..., Any]], Task[..., Any]]:
     """Keep this task's finished / failed jobs for their own time."""
     retention = build_retention(finished=finished, failed=failed)
 
@@ -109,11 +113,15 @@ def validate_settings() -> list[str]:
         if not isinstance(path, str) or not path:
             problems.append(f"{_WHERE} has key {path!r}: a key is a task's dotted path")
         elif not isinstance(options, Mapping) or not options:
-            problems.append(f"{where} must be a dict with 'finished' and/or 'failed', not {options!r}")
+            problems.append(
+                f"{where} must be a dict with 'finished' and/or 'failed', not {options!r}"
+            )
         else:
             unknown = sorted(map(str, set(options) - set(OPTIONS)))
             if unknown:
-                problems.append(f"{where} has unknown option(s) {', '.join(unknown)} (known: finished, failed)")
+                problems.append(
+                    f"{where} has unknown option(s) {', '.join(unknown)} (known: finished, failed)"
+                )
             problems += _problems({k: v for k, v in options.items() if k in OPTIONS}, where)
     return problems
 

@@ -65,9 +65,7 @@ class Uniqueness:
         if self.within is not None and (
             not isinstance(self.within, timedelta) or self.within <= timedelta(0)
         ):
-            errors.append(
-                f"'within' must be a positive timedelta or None, not {self.within!r}."
-            )
+            errors.append(f"'within' must be a positive timedelta or None, not {self.within!r}.")
         return errors + self._state_errors()
 
     def _state_errors(self) -> list[str]:
@@ -144,9 +142,7 @@ def unique(
     return decorator
 
 
-def build_uniqueness(
-    *, key: Any = None, within: Any = None, states: Any = None
-) -> Uniqueness:
+def build_uniqueness(*, key: Any = None, within: Any = None, states: Any = None) -> Uniqueness:
     """A validated ``Uniqueness``; ``ConfigurationError`` lists what is wrong."""
     if states is not None and not isinstance(states, str) and isinstance(states, Iterable):
         states = tuple(states)
@@ -172,4 +168,3 @@ def uniqueness_from(value: object) -> Uniqueness:
         return build_uniqueness(**value)
     except TypeError as exc:
         raise ConfigurationError(f"@task(unique=...): {exc}") from exc
-

@@ -20,13 +20,9 @@ QUEUE_NAME_MAX_LENGTH = 64
 QUEUE_NAME_CHARACTERS = "A-Za-z0-9_.:-"
 # For URL patterns (no anchors) and validation (fullmatch).
 QUEUE_NAME_REGEX = rf"[{QUEUE_NAME_CHARACTERS}]{{1,{QUEUE_NAME_MAX_LENGTH}}}"
-QUEUE_NAME_RULE = (
-    f"1 to {QUEUE_NAME_MAX_LENGTH} characters from ASCII letters, digits "
-    "and _ - . :"
-)
+QUEUE_NAME_RULE = f"1 to {QUEUE_NAME_MAX_LENGTH} characters from ASCII letters, digits and _ - . :"
 PRIORITY_RULE = (
-    f"priority must be a whole number between {TASK_MIN_PRIORITY} and "
-    f"{TASK_MAX_PRIORITY}."
+    f"priority must be a whole number between {TASK_MIN_PRIORITY} and {TASK_MAX_PRIORITY}."
 )
 
 _QUEUE_NAME = re.compile(QUEUE_NAME_REGEX)

@@ -6,7 +6,7 @@
 #   312  Python 3.12, Django 6.1             x sqlite postgresql mariadb
 #   360  Python 3.12, Django 6.0             x postgresql
 #   313  Python 3.13, Django 6.1             x postgresql
-# plus mypy and ruff (on 311) and the package build (scripts/check-wheel.sh).
+# plus mypy and ruff (lint and format check, on 311) and the package build (scripts/check-wheel.sh).
 # Each (line, database) is two cells: its process tier (tests/processes:
 # real supervisors, mostly waiting on them) and the rest (mostly CPU), so
 # that waiting and working cells overlap. Cells run JOBS at a time (default
@@ -62,7 +62,7 @@ cell() {
     local venv="${venvs[$line]}"
     case "$what" in
         mypy) PYTHONPATH=. "$venv/bin/mypy" ;;
-        ruff) "$venv/bin/ruff" check . ;;
+        ruff) "$venv/bin/ruff" check . && "$venv/bin/ruff" format --check . ;;
         package) scripts/check-wheel.sh "$venv" ;;
         *-processes)
             ROBUST_QUEUE_TEST_DB="${what%-processes}" \

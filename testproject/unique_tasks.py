@@ -35,8 +35,11 @@ def while_waiting(n: int) -> int:
     return n
 
 
-@unique(key="failing", states=("ready", "scheduled", "blocked", "running", "failed"),
-        within=timedelta(hours=1))
+@unique(
+    key="failing",
+    states=("ready", "scheduled", "blocked", "running", "failed"),
+    within=timedelta(hours=1),
+)
 @task()
 def failing(n: int) -> None:
     """Counts for an hour after it failed, not after it succeeded."""

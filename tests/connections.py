@@ -46,4 +46,8 @@ def kill_lock_waiters(times: int, timeout: float = 60) -> None:
         [session, *_] = found  # type: ignore[misc]
         with connection.cursor() as cursor:
             cursor.execute(_KILL[connection.vendor], [session])
-        wait_until(lambda session=session: session not in waiting_on_locks(), timeout=timeout, interval=_POLL)
+        wait_until(
+            lambda session=session: session not in waiting_on_locks(),
+            timeout=timeout,
+            interval=_POLL,
+        )

@@ -80,9 +80,7 @@ def run_in_threads(targets: list[Callable[[], object]], timeout: float = 120) ->
         finally:
             connections.close_all()
 
-    threads = [
-        threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(targets))
-    ]
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(targets))]
     deadline = time.monotonic() + timeout
     for thread in threads:
         thread.start()

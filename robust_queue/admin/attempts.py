@@ -49,8 +49,15 @@ def attempts_of(job: Job, errors: list[dict[str, Any]], state: JobState | None) 
     processes = _processes(job, worker_ids)
     by_number = errors_by_attempt(errors, len(worker_ids))
     attempts = [
-        _attempt(job, state, number, worker_id, by_number.get(number), len(worker_ids),
-                 processes.get(worker_id))
+        _attempt(
+            job,
+            state,
+            number,
+            worker_id,
+            by_number.get(number),
+            len(worker_ids),
+            processes.get(worker_id),
+        )
         for number, worker_id in enumerate(worker_ids, start=1)
     ]
     last = by_number.get(len(worker_ids))
@@ -92,8 +99,13 @@ def host_of(worker_id: str, process: Process | None) -> str:
 
 
 def _attempt(
-    job: Job, state: JobState | None, number: int, worker_id: str,
-    error: dict[str, Any] | None, count: int, process: Process | None,
+    job: Job,
+    state: JobState | None,
+    number: int,
+    worker_id: str,
+    error: dict[str, Any] | None,
+    count: int,
+    process: Process | None,
 ) -> Attempt:
     is_last = number == count
     started = error.get("started_at") if error else None

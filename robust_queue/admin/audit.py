@@ -20,8 +20,14 @@ REPR_MAX = LogEntry._meta.get_field("object_repr").max_length or 200
 SHOWN_ON_JOB_PAGE = 20
 
 
-def record(user_id: int | None, message: str, job: Job | None = None, deleted: bool = False,
-           subject: str = "", about: Model | None = None) -> None:
+def record(
+    user_id: int | None,
+    message: str,
+    job: Job | None = None,
+    deleted: bool = False,
+    subject: str = "",
+    about: Model | None = None,
+) -> None:
     """Write one entry (``job`` is the job acted on, if only one; ``about``
     another object acted on, such as a recurring task)."""
     logger.info("Admin action by user %s: %s", user_id, message)

@@ -61,7 +61,10 @@ def handle(
 
 
 def _report(
-    model_admin: JobAdmin, request: HttpRequest, verb: Verb, outcome: operations.Outcome,
+    model_admin: JobAdmin,
+    request: HttpRequest,
+    verb: Verb,
+    outcome: operations.Outcome,
     each: list[tuple[int, str]],
 ) -> None:
     """The message and the audit entries (one per job of ``each`` too)."""
@@ -83,8 +86,9 @@ def _confirmation(
     across = request.POST.get("select_across") == "1"
     title = f"{verb.label}: {count} job(s)?"
     context = {
-        **pages.context(model_admin, request, title,
-                        [(pages.jobs_url(model_admin), "Jobs"), ("", verb.label)]),
+        **pages.context(
+            model_admin, request, title, [(pages.jobs_url(model_admin), "Jobs"), ("", verb.label)]
+        ),
         "verb": verb,
         "count": int(count),
         "count_shown": str(count),
@@ -101,9 +105,7 @@ def _confirmation(
     return TemplateResponse(request, "admin/robust_queue/job/bulk_confirm.html", context)
 
 
-def _figures(
-    applicable: QuerySet[Job], verb: Verb
-) -> tuple[int, CappedCount, CappedCount | None]:
+def _figures(applicable: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, CappedCount | None]:
     """The highest id, the capped count and (run now) the blocked ones."""
     top = applicable.order_by("-pk").values_list("pk", flat=True).first() or 0
     counted = applicable.filter(pk__lte=top)
@@ -128,8 +130,9 @@ def _in_background(
     audit.record(request.user.pk, message)
     messages.success(request, message)
     opts = model_admin.opts
-    url = reverse(f"{site}:{opts.app_label}_{opts.model_name}_change", args=[job.pk],
-                  current_app=site)
+    url = reverse(
+        f"{site}:{opts.app_label}_{opts.model_name}_change", args=[job.pk], current_app=site
+    )
     return HttpResponseRedirect(url)
 
 

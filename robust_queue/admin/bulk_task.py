@@ -48,7 +48,12 @@ def _job_admin(site_name: str) -> admin.ModelAdmin[Job]:
 
 @task(takes_context=True, backend=_backend_alias())
 def bulk_operation(
-    context: TaskContext, verb: str, query: str, user_id: int, max_pk: int, count: int,
+    context: TaskContext,
+    verb: str,
+    query: str,
+    user_id: int,
+    max_pk: int,
+    count: int,
     site_name: str = "admin",
 ) -> dict[str, Any]:
     """Retry, run now, cancel or discard every job of the filter ``query`` with an

@@ -24,8 +24,7 @@ class Verb:
 
 
 VERBS = {
-    "retry": Verb("retry", "Retry", "Retried", Q(failed_execution__isnull=False),
-                  operations.retry),
+    "retry": Verb("retry", "Retry", "Retried", Q(failed_execution__isnull=False), operations.retry),
     "run_now": Verb(
         "run_now",
         "Run now",
@@ -33,10 +32,15 @@ VERBS = {
         Q(scheduled_execution__isnull=False) | Q(blocked_execution__isnull=False),
         operations.run_now,
     ),
-    "discard": Verb("discard", "Discard", "Discarded", Q(claimed_execution__isnull=True),
-                    operations.discard),
+    "discard": Verb(
+        "discard", "Discard", "Discarded", Q(claimed_execution__isnull=True), operations.discard
+    ),
     # Running jobs count as changed once asked to stop.
-    "cancel": Verb("cancel", "Cancel", "Cancelled (or asked to stop)",
-                   Q(finished_at__isnull=True, failed_execution__isnull=True),
-                   operations.cancel),
+    "cancel": Verb(
+        "cancel",
+        "Cancel",
+        "Cancelled (or asked to stop)",
+        Q(finished_at__isnull=True, failed_execution__isnull=True),
+        operations.cancel,
+    ),
 }

@@ -39,8 +39,14 @@ def state_tabs(request: HttpRequest) -> list[dict[str, Any]]:
             query.pop(name, None)
         if value:
             query[StateFilter.parameter_name] = value
-        tabs.append({"value": value, "label": label, "query": query.urlencode(),
-                     "selected": value == current})
+        tabs.append(
+            {
+                "value": value,
+                "label": label,
+                "query": query.urlencode(),
+                "selected": value == current,
+            }
+        )
     return tabs
 
 

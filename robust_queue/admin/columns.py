@@ -105,9 +105,7 @@ class ColumnsMixin:
         state = display.state_of(obj)
         if state is None:
             return format_html('<span class="rq-state rq-state-none">{}</span>', display.NO_STATE)
-        return format_html(
-            '<span class="rq-state rq-state-{}">{}</span>', state.value, state.label
-        )
+        return format_html('<span class="rq-state rq-state-{}">{}</span>', state.value, state.label)
 
     @admin.display(description="Enqueued")
     def enqueued(self, obj: Job) -> str:
@@ -125,8 +123,9 @@ class ColumnsMixin:
             return "—"
         # Due by the dispatcher's clock (the database's), not this host's.
         if scheduled.scheduled_at <= database_now_of(obj):
-            return format_html('{} <span class="rq-overdue">overdue</span>',
-                               moment(scheduled.scheduled_at))
+            return format_html(
+                '{} <span class="rq-overdue">overdue</span>', moment(scheduled.scheduled_at)
+            )
         return moment(scheduled.scheduled_at)
 
     @admin.display(description="Started")

@@ -85,13 +85,19 @@ def _blocked_groups(using: str, key: str | None) -> tuple[list[dict[str, Any]], 
     rows = BlockedExecution.objects.using(using)
     if key is not None:
         return (_one_key(rows.filter(concurrency_key=key), key) if key else []), False
-    newest = list(rows.order_by("pk").values_list("pk", flat=True)[BLOCKED_SAMPLE:BLOCKED_SAMPLE + 1])
+    newest = list(
+        rows.order_by("pk").values_list("pk", flat=True)[BLOCKED_SAMPLE : BLOCKED_SAMPLE + 1]
+    )
     if newest:
         rows = rows.filter(pk__lt=newest[0])
     groups = list(
         rows.values("concurrency_key")
-        .annotate(count=Count("pk"), oldest=Min("created_at"), expires=Min("expires_at"),
-                  first_job=Min("job_id"))
+        .annotate(
+            count=Count("pk"),
+            oldest=Min("created_at"),
+            expires=Min("expires_at"),
+            first_job=Min("job_id"),
+        )
         .order_by("oldest")[:KEYS_SHOWN]
     )
     return groups, bool(newest)
@@ -100,8 +106,12 @@ def _blocked_groups(using: str, key: str | None) -> tuple[list[dict[str, Any]], 
 def _one_key(rows: QuerySet[BlockedExecution], key: str) -> list[dict[str, Any]]:
     # Through the key's index, at most the cap's worth of rows.
     first = rows.order_by("-priority", "job_id")[: DEFAULT_COUNT_CAP + 1]
-    figures = first.aggregate(count=Count("pk"), oldest=Min("created_at"),
-                              expires=Min("expires_at"), first_job=Min("job_id"))
+    figures = first.aggregate(
+        count=Count("pk"),
+        oldest=Min("created_at"),
+        expires=Min("expires_at"),
+        first_job=Min("job_id"),
+    )
     if not figures["count"]:
         return []
     figures["count"] = CappedCount(figures["count"], DEFAULT_COUNT_CAP)

@@ -59,7 +59,8 @@ def overview_view(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse
             "failure_groups": stats.failure_groups(using),
             "failures_sampled": (
                 display.number(stats.RECENT_FAILURES)
-                if int(counts["failed"]) > stats.RECENT_FAILURES else ""
+                if int(counts["failed"]) > stats.RECENT_FAILURES
+                else ""
             ),
             "paused_tasks": task_pauses.paused(using),
         }

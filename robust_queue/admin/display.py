@@ -116,8 +116,14 @@ def error_records(job: Job) -> list[dict[str, Any]]:
 
 def _error_record(record: Any) -> dict[str, Any]:
     if not isinstance(record, Mapping):
-        return {"exception_class": cannot_decode("not an object"), "traceback": text(record),
-                "attempt": None, "worker_id": "", "started_at": None, "ended_at": None}
+        return {
+            "exception_class": cannot_decode("not an object"),
+            "traceback": text(record),
+            "attempt": None,
+            "worker_id": "",
+            "started_at": None,
+            "ended_at": None,
+        }
     return {
         "exception_class": text(record.get("exception_class_path", "")),
         "traceback": text(record.get("traceback", "")),
@@ -143,7 +149,9 @@ def duration(value: timedelta | None) -> str:
     if seconds < 60:
         return f"{sign}{seconds} s"
     for unit, size, small, small_size in (
-        ("d", 86400, "h", 3600), ("h", 3600, "min", 60), ("min", 60, "s", 1)
+        ("d", 86400, "h", 3600),
+        ("h", 3600, "min", 60),
+        ("min", 60, "s", 1),
     ):
         if seconds >= size:
             rest = (seconds % size) // small_size
@@ -152,7 +160,7 @@ def duration(value: timedelta | None) -> str:
 
 
 def ago(moment: datetime | None, now: datetime | None = None) -> str:
-    """"12 s ago", "4 min ago", "in 3 min"; "—" for none."""
+    """ "12 s ago", "4 min ago", "in 3 min"; "—" for none."""
     if moment is None:
         return "—"
     delta = (now or timezone.now()) - moment

@@ -35,7 +35,12 @@ class RescheduleForm(forms.Form):
     run_at = forms.DateTimeField(
         label="Run at",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
-        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"],
+        input_formats=[
+            "%Y-%m-%dT%H:%M",
+            "%Y-%m-%dT%H:%M:%S",
+            "%Y-%m-%d %H:%M",
+            "%Y-%m-%d %H:%M:%S",
+        ],
         help_text="In the site's time zone. A time that has passed makes the jobs ready now.",
     )
 
@@ -72,7 +77,9 @@ def _move(model_admin: JobAdmin, request: HttpRequest, jobs: list[Job], run_at: 
             continue
         moved += 1
         audit.record(
-            request.user.pk, f"Rescheduled job #{job.pk} ({job.task_path}) to {due.isoformat()}.", job
+            request.user.pk,
+            f"Rescheduled job #{job.pk} ({job.task_path}) to {due.isoformat()}.",
+            job,
         )
     message = f"Rescheduled {number(moved)} of {number(len(jobs))} job(s)."
     if skipped:

@@ -190,8 +190,7 @@ def timeline(job: Job, attempts: list[Attempt]) -> list[tuple[dt.datetime, str]]
 
 def _cancel_requested(job: Job) -> bool:
     return (
-        hasattr(job, "claimed_execution")
-        and job.claimed_execution.cancel_requested_at is not None
+        hasattr(job, "claimed_execution") and job.claimed_execution.cancel_requested_at is not None
     )
 
 
@@ -207,8 +206,10 @@ def _operation_progress(job: Job) -> dict[str, Any] | None:
     if job.task_path != OPERATION_TASK_PATH:
         return None
     value = job.return_value if isinstance(job.return_value, dict) else {}
-    return {key: display.number(value[key]) if isinstance(value.get(key), int) else "—"
-            for key in ("done", "changed", "counted")}
+    return {
+        key: display.number(value[key]) if isinstance(value.get(key), int) else "—"
+        for key in ("done", "changed", "counted")
+    }
 
 
 def _crumbs(model_admin: JobAdmin, job: Job, state: JobState | None) -> list[pages.Crumb]:

@@ -84,8 +84,11 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
     list_per_page = 50
     list_max_show_all = 200
     actions = (
-        "retry_selected", "run_selected_now", job_reschedule.reschedule_selected,
-        "cancel_selected", "discard_selected",
+        "retry_selected",
+        "run_selected_now",
+        job_reschedule.reschedule_selected,
+        "cancel_selected",
+        "discard_selected",
     )
 
     @property

@@ -98,8 +98,10 @@ class KeyOfFilter(_LinkedFilter):
             return queryset
         if not display.is_id(value):
             return queryset.none()
-        keys = Job.objects.using(queryset.db).filter(pk=int(value)).values_list(
-            "concurrency_key", flat=True
+        keys = (
+            Job.objects.using(queryset.db)
+            .filter(pk=int(value))
+            .values_list("concurrency_key", flat=True)
         )
         key = next(iter(keys), "")
         return with_key(queryset, key, str(request.GET.get("state", "")))

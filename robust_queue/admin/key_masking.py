@@ -44,9 +44,7 @@ def _one_job_per_key(keys: set[str], using: str) -> dict[str, Job]:
     ids = {row["concurrency_key"]: row["job"] for row in blocked}
     missing = keys - set(ids)
     if missing:
-        running = ClaimedExecution.objects.using(using).filter(
-            job__concurrency_key__in=missing
-        )
+        running = ClaimedExecution.objects.using(using).filter(job__concurrency_key__in=missing)
         ids.update(running.values_list("job__concurrency_key", "job_id"))
     jobs = Job.objects.using(using).only(
         "task_path", "backend_alias", "arguments", "concurrency_key"

@@ -183,9 +183,7 @@ class _Masker:
         if isinstance(rule, str):
             rule = import_string(rule)
         self.rule: Rule | None = rule if callable(rule) else None
-        self.patterns: list[Pattern] = (
-            list(DEFAULT_MASK) if self.rule else _patterns(rule)
-        )
+        self.patterns: list[Pattern] = list(DEFAULT_MASK) if self.rule else _patterns(rule)
 
     def mask(self, data: dict[str, Any]) -> dict[str, Any]:
         if self.rule is not None:

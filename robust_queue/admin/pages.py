@@ -23,7 +23,10 @@ OL_BREADCRUMBS = django.VERSION >= (6, 1)
 
 
 def context(
-    model_admin: ModelAdmin[Any], request: HttpRequest, title: str, crumbs: list[Crumb] | None = None
+    model_admin: ModelAdmin[Any],
+    request: HttpRequest,
+    title: str,
+    crumbs: list[Crumb] | None = None,
 ) -> dict[str, Any]:
     """The admin's context, the title, breadcrumbs and action permissions."""
     app_url = reverse("admin:app_list", kwargs={"app_label": model_admin.opts.app_label})

@@ -118,7 +118,5 @@ class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
         running = int(getattr(obj, "running", 0))
         if running > len(claims):
             url = reverse("admin:robust_queue_job_changelist") + f"?state=claimed&process={obj.pk}"
-            return format_html(
-                '{} <a href="{}">and {} more</a>', links, url, running - len(claims)
-            )
+            return format_html('{} <a href="{}">and {} more</a>', links, url, running - len(claims))
         return links or "—"

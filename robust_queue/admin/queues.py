@@ -115,8 +115,13 @@ def _worker(metadata: Any, busy: int) -> Worker:
 
 
 def _row(
-    using: str, name: str, is_paused: bool, workers: list[Worker], running: int,
-    now: datetime, is_used: bool,
+    using: str,
+    name: str,
+    is_paused: bool,
+    workers: list[Worker],
+    running: int,
+    now: datetime,
+    is_used: bool,
 ) -> QueueRow:
     serving = [worker for worker in workers if worker.polls(name)]
     ready = ReadyExecution.objects.using(using).filter(queue_name=name)

@@ -95,9 +95,7 @@ class RecurringTaskAdmin(ReadOnlyAdminMixin, _ModelAdmin):
         )
 
     def has_run_now_permission(self, request: HttpRequest) -> bool:
-        return self.has_view_permission(request) and permissions.has(
-            request, permissions.RUN_NOW
-        )
+        return self.has_view_permission(request) and permissions.has(request, permissions.RUN_NOW)
 
     def has_toggle_permission(self, request: HttpRequest) -> bool:
         return self.has_view_permission(request) and permissions.has(
@@ -149,8 +147,13 @@ class RecurringTaskAdmin(ReadOnlyAdminMixin, _ModelAdmin):
         job = recurring_runs.job_of(conf.queue_database(), job_id)
         if job is None:  # the job was cleared; the dedup row outlives it
             return columns.moment(at)
-        return format_html('{} · <a href="{}">job #{}</a> {}', columns.moment(at),
-                           _job_url(job.pk), job.pk, recurring_runs.state_badge(job))
+        return format_html(
+            '{} · <a href="{}">job #{}</a> {}',
+            columns.moment(at),
+            _job_url(job.pk),
+            job.pk,
+            recurring_runs.state_badge(job),
+        )
 
     @admin.display(description="")
     def run_button(self, obj: RecurringTask) -> str:
@@ -197,7 +200,8 @@ class RecurringTaskAdmin(ReadOnlyAdminMixin, _ModelAdmin):
         return [
             path("<int:pk>/run/", run, name="robust_queue_recurringtask_run"),
             path(
-                "<int:pk>/schedule/<str:verb>/", switch,
+                "<int:pk>/schedule/<str:verb>/",
+                switch,
                 name="robust_queue_recurringtask_switch",
             ),
             *super().get_urls(),

@@ -70,9 +70,7 @@ def state_counts(using: str) -> dict[str, CappedCount]:
     counts["finished_hour"] = capped_count(
         finished.filter(finished_at__gte=now - timedelta(hours=1))
     )
-    counts["finished_day"] = capped_count(
-        finished.filter(finished_at__gte=now - timedelta(days=1))
-    )
+    counts["finished_day"] = capped_count(finished.filter(finished_at__gte=now - timedelta(days=1)))
     return counts
 
 
@@ -128,8 +126,7 @@ def throughput(using: str, unit: str, buckets: int, task_path: str | None = None
         for row in grouped
     }
     return [
-        Bucket(at, *by_bucket.get(at, (0, 0)))
-        for at in (start + step * i for i in range(buckets))
+        Bucket(at, *by_bucket.get(at, (0, 0))) for at in (start + step * i for i in range(buckets))
     ]
 
 

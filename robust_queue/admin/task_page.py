@@ -34,7 +34,9 @@ def view_for(model_admin: JobAdmin) -> Callable[[HttpRequest, str], HttpResponse
         hourly = stats.throughput(using, "hour", 24, task_path=task_path)
         context = {
             **pages.context(
-                model_admin, request, f"Task {shown}",
+                model_admin,
+                request,
+                f"Task {shown}",
                 [(pages.jobs_url(model_admin), "Jobs"), ("", shown)],
             ),
             "task_path": task_path,

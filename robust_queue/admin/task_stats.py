@@ -85,13 +85,17 @@ def figures(using: str, task_path: str) -> list[tuple[str, TaskFigures]]:
     ]
 
 
-def top_tasks(using: str, window: timedelta = WINDOWS[0][1],
-              limit: int = TOP_TASKS) -> list[tuple[str, TaskFigures]]:
+def top_tasks(
+    using: str, window: timedelta = WINDOWS[0][1], limit: int = TOP_TASKS
+) -> list[tuple[str, TaskFigures]]:
     """The ``limit`` tasks with the most attempts over ``window``."""
     since = timezone.now() - window
     rows = (
-        Statistic.objects.using(using).minutes().filter(minute__gte=since)
-        .values("task_path").annotate(**_sums())
+        Statistic.objects.using(using)
+        .minutes()
+        .filter(minute__gte=since)
+        .values("task_path")
+        .annotate(**_sums())
         .order_by(-(F("total_finished") + F("total_failed")), "task_path")[:limit]
     )
     return [(row["task_path"], _figures(window, row)) for row in rows]

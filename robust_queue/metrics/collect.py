@@ -66,11 +66,13 @@ def collect(using: str, cap: int = DEFAULT_COUNT_CAP) -> list[Family]:
 
 def _jobs_by_state(using: str, cap: int) -> tuple[Family, Family, list[str]]:
     jobs = Family(
-        "robust_queue_jobs", "gauge",
+        "robust_queue_jobs",
+        "gauge",
         f"Jobs per state and queue; each state is counted over at most {cap} jobs.",
     )
     capped = Family(
-        "robust_queue_jobs_capped", "gauge",
+        "robust_queue_jobs_capped",
+        "gauge",
         "1 if a state holds more jobs than were counted (its numbers are lower bounds).",
     )
     ready: list[str] = []
@@ -99,7 +101,8 @@ def capped_counts_by_queue(rows: QuerySet[Any], column: str, cap: int) -> dict[s
 
 def _latency(using: str, queue_names: list[str]) -> Family:
     family = Family(
-        "robust_queue_queue_latency_seconds", "gauge",
+        "robust_queue_queue_latency_seconds",
+        "gauge",
         "Age of the oldest ready job per queue with ready jobs.",
     )
     for name in queue_names:
@@ -110,12 +113,14 @@ def _latency(using: str, queue_names: list[str]) -> Family:
 
 def _processes(using: str) -> list[Family]:
     alive = Family(
-        "robust_queue_processes", "gauge",
+        "robust_queue_processes",
+        "gauge",
         "Processes whose heartbeat is fresh, by kind and host.",
     )
     threads = Family("robust_queue_worker_threads", "gauge", "Threads of each live worker.")
     busy = Family(
-        "robust_queue_worker_busy_threads", "gauge",
+        "robust_queue_worker_busy_threads",
+        "gauge",
         "Threads of each live worker running a job (its claimed jobs).",
     )
     threshold = conf.get(conf.PROCESS_ALIVE_THRESHOLD)
@@ -141,7 +146,8 @@ def _statistics(using: str) -> list[Family]:
         for name in COUNTERS
     }
     wait = Family(
-        "robust_queue_job_wait_seconds", "histogram",
+        "robust_queue_job_wait_seconds",
+        "histogram",
         "Time from enqueue (or due time) to the start of an attempt.",
     )
     run = Family("robust_queue_job_run_seconds", "histogram", "Run time of an attempt.")
@@ -152,4 +158,3 @@ def _statistics(using: str) -> list[Family]:
         wait.add_histogram(BUCKET_BOUNDS, row.buckets("wait"), row.wait_seconds, **labels)
         run.add_histogram(BUCKET_BOUNDS, row.buckets("run"), row.run_seconds, **labels)
     return [*counters.values(), wait, run]
-

@@ -36,9 +36,7 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
         # cannot deadlock; within a key the jobs keep their order.
         for job in sorted(jobs, key=lambda job: job.concurrency_key):
             limit = job.concurrency_limit()
-            if limit is None or self._semaphores().wait(
-                job.concurrency_key, limit.to, limit.lease
-            ):
+            if limit is None or self._semaphores().wait(job.concurrency_key, limit.to, limit.lease):
                 acquired.append(job)
             elif limit.on_conflict == "discard":
                 discarded.append(job)
@@ -63,9 +61,7 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
                 return False
             row = locked[0]
             limit = row.job.concurrency_limit()
-            if limit is not None and not self._semaphores().wait(
-                key, limit.to, limit.lease
-            ):
+            if limit is not None and not self._semaphores().wait(key, limit.to, limit.lease):
                 return False
             delete_by_pk(self, [row.pk])
             Job.objects.using(self.db).dispatch_all(
@@ -91,9 +87,9 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
         full = self._semaphores().filter(value__lt=1, expires_at__gte=now)
         # Jobs waiting for a rate limit are the dispatcher's (rate_limit.py).
         keys = (
-            self.exclude(concurrency_key__startswith=WAITING_PREFIX).filter(
-                models.Q(expires_at__lt=now)
-                | ~models.Q(concurrency_key__in=full.values("key"))
+            self.exclude(concurrency_key__startswith=WAITING_PREFIX)
+            .filter(
+                models.Q(expires_at__lt=now) | ~models.Q(concurrency_key__in=full.values("key"))
             )
             .values_list("concurrency_key", flat=True)
             .distinct()
@@ -151,7 +147,5 @@ class BlockedExecution(Execution):
                 fields=["concurrency_key", "-priority", "job"],
                 name="rq_blocked_key_poll",
             ),
-            models.Index(
-                fields=["expires_at", "concurrency_key"], name="rq_blocked_expiry"
-            ),
+            models.Index(fields=["expires_at", "concurrency_key"], name="rq_blocked_expiry"),
         ]

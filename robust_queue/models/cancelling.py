@@ -54,9 +54,7 @@ def cancel_job(job: Job) -> CancelOutcome:
         if outcome is not None:
             return outcome
         time.sleep(0.05)
-    raise NotCancellableError(
-        f"Job {job.result_id} kept changing state; try cancelling it again."
-    )
+    raise NotCancellableError(f"Job {job.result_id} kept changing state; try cancelling it again.")
 
 
 def _after_cancel(job: Job, using: str, holds_slot: bool) -> None:
@@ -106,9 +104,7 @@ def _fail(jobs: Any, job_pk: int, using: str) -> Job:
 def _request_stop(job_model: type[Job], job_pk: int, using: str) -> bool:
     """Store the request on the job's claim; True if it is running."""
     claims = execution_manager(job_model, JobState.CLAIMED, using).filter(job_id=job_pk)
-    if claims.filter(cancel_requested_at__isnull=True).update(
-        cancel_requested_at=timezone.now()
-    ):
+    if claims.filter(cancel_requested_at__isnull=True).update(cancel_requested_at=timezone.now()):
         return True
     # Asked before: still a request, not an error.
     return bool(claims.exists())

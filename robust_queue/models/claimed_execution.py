@@ -177,9 +177,7 @@ class ClaimedExecution(Execution):
         try:
             BlockedExecution.objects.using(using).release_slot_of(self.job)
         except DatabaseError:
-            logger.exception(
-                "Releasing the concurrency slot of job %s failed", self.job_id
-            )
+            logger.exception("Releasing the concurrency slot of job %s failed", self.job_id)
 
     def _take(self, using: str) -> bool:
         """Delete this claim; True only for the transition that removed it.

@@ -41,4 +41,4 @@ def storable_text(text: str, limit: int = DEFAULT_MAX_ERROR_CHARS) -> str:
     keep = max(limit - len(TRUNCATION_MARKER.format(count=len(text))), 0)
     marker = TRUNCATION_MARKER.format(count=len(text) - keep)
     head = keep // 2
-    return text[:head] + marker + text[len(text) - (keep - head):]
+    return text[:head] + marker + text[len(text) - (keep - head) :]

@@ -39,9 +39,7 @@ def dispatch_now(rows: QuerySet[E], *, count_as: str | None = None) -> int:
         by_pk = rows.model._default_manager.using(rows.db).filter(pk__in=pks)
         locked = sorted(lock_with_jobs(by_pk.order_by("pk")), key=lambda row: row.job_id)
         delete_by_pk(rows, [row.pk for row in locked])
-        Job.objects.using(rows.db).dispatch_all(
-            [row.job for row in locked], immediately=True
-        )
+        Job.objects.using(rows.db).dispatch_all([row.job for row in locked], immediately=True)
     if count_as is not None:
         pairs = [(row.job.queue_name, row.job.task_path) for row in locked]
         record_jobs(pairs, using=rows.db or "default", column=count_as)

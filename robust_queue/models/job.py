@@ -111,12 +111,14 @@ class JobQuerySet(models.QuerySet["Job"]):
         """
         if now is None and not immediately:
             now = self._clock_for(jobs)
-        self._dispatch(
-            jobs, now, bypass_concurrency=bypass_concurrency, bypass_rate=bypass_rate
-        )
+        self._dispatch(jobs, now, bypass_concurrency=bypass_concurrency, bypass_rate=bypass_rate)
 
     def _dispatch(
-        self, jobs: list[Job], now: datetime | None, *, bypass_concurrency: bool,
+        self,
+        jobs: list[Job],
+        now: datetime | None,
+        *,
+        bypass_concurrency: bool,
         bypass_rate: bool = False,
     ) -> list[Job]:
         """Give each job its next execution; return the jobs a concurrency
@@ -179,8 +181,11 @@ class JobQuerySet(models.QuerySet["Job"]):
                 self._execution_manager(JobState.BLOCKED).release_slot_of(job)
             for result_id, task_path, queue_name in gone:
                 signals.job_discarded.send(
-                    sender=Job, result_id=result_id, task_path=task_path,
-                    queue_name=queue_name, using=self.db,
+                    sender=Job,
+                    result_id=result_id,
+                    task_path=task_path,
+                    queue_name=queue_name,
+                    using=self.db,
                 )
         return discarded
 
@@ -205,9 +210,11 @@ class JobQuerySet(models.QuerySet["Job"]):
             ids += jobs.filter(pk__in=pks, finished_at__isnull=False).values_list("pk", flat=True)
             holders = list(jobs.filter(pk__in=ready).exclude(concurrency_key=""))
             # Only read what receivers will be told of when there are any.
-            gone = list(
-                jobs.filter(pk__in=ids).values_list("result_id", "task_path", "queue_name")
-            ) if signals.job_discarded.has_listeners(Job) else []
+            gone = (
+                list(jobs.filter(pk__in=ids).values_list("result_id", "task_path", "queue_name"))
+                if signals.job_discarded.has_listeners(Job)
+                else []
+            )
             delete_by_pk(jobs, sorted(ids))
         return len(ids), holders, unfinished, gone
 
@@ -241,7 +248,9 @@ def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
 class Job(models.Model):
     """A task to run: what, where, with which arguments, and what happened."""
 
-    result_id = models.CharField(max_length=RESULT_ID_MAX_LENGTH, unique=True, default=new_result_id)
+    result_id = models.CharField(
+        max_length=RESULT_ID_MAX_LENGTH, unique=True, default=new_result_id
+    )
     task_path = models.CharField(max_length=255)
     queue_name = models.CharField(max_length=64)
     priority = models.SmallIntegerField(default=0)
@@ -273,9 +282,7 @@ class Job(models.Model):
     class Meta:
         db_table = "robust_queue_job"
         indexes = [
-            models.Index(
-                fields=["queue_name", "finished_at"], name="rq_job_queue_finished"
-            ),
+            models.Index(fields=["queue_name", "finished_at"], name="rq_job_queue_finished"),
             models.Index(fields=["finished_at"], name="rq_job_finished"),
             models.Index(fields=["task_path"], name="rq_job_task_path"),
             # The admin's "enqueued in the last hour" (migration 0011).
@@ -320,9 +327,7 @@ class Job(models.Model):
         """
         jobs = Job.objects.using(self._state.db or "default").filter(pk=self.pk)
         if jobs.filter(claimed_execution__isnull=False).exists():
-            raise UndiscardableError(
-                f"Job {self.result_id} is running and cannot be discarded."
-            )
+            raise UndiscardableError(f"Job {self.result_id} is running and cannot be discarded.")
         return jobs.discard_all_in_batches() == 1
 
     def declared_task(self) -> Task[..., Any] | None:

@@ -35,9 +35,12 @@ class JobTag(models.Model):
     # The constraint is the migration's (ON DELETE CASCADE, which Django
     # cannot declare): the model leaves deleting tags to the database.
     job = models.ForeignKey(
-        "robust_queue.Job", on_delete=models.DO_NOTHING, db_constraint=False,
+        "robust_queue.Job",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
         # The unique (job, tag) index serves look-ups by job.
-        db_index=False, related_name="tags",
+        db_index=False,
+        related_name="tags",
     )
     tag = models.CharField(max_length=TAG_MAX_LENGTH)
 

@@ -27,9 +27,7 @@ logger = logging.getLogger(__name__)
 
 # Said of every claim failed because its process is gone: its body may
 # have run to the end, so a retry is not harmless.
-OUTCOME_NOT_RECORDED = (
-    "The job may have run, wholly or in part, but its outcome was not recorded."
-)
+OUTCOME_NOT_RECORDED = "The job may have run, wholly or in part, but its outcome was not recorded."
 
 
 class ProcessKind(models.TextChoices):
@@ -70,9 +68,7 @@ class ProcessQuerySet(models.QuerySet["Process"]):
 
     def register(self, **fields: Any) -> Process:
         """Insert a process row, its times taken from the database's clock."""
-        process = self.create(
-            last_heartbeat_at=DatabaseNow(), created_at=DatabaseNow(), **fields
-        )
+        process = self.create(last_heartbeat_at=DatabaseNow(), created_at=DatabaseNow(), **fields)
         process.refresh_from_db(fields=["last_heartbeat_at", "created_at"])
         return process
 
@@ -160,9 +156,7 @@ class Process(models.Model):
             logger.error("%s %s; failed %d claimed job(s)", self.name, reason, failed)
         return failed
 
-    def supervisees_with_pid(
-        self, pid: int, *, before: datetime | None = None
-    ) -> ProcessQuerySet:
+    def supervisees_with_pid(self, pid: int, *, before: datetime | None = None) -> ProcessQuerySet:
         """The rows the child ``pid`` of this supervisor registered;
         ``before``: only those registered earlier (the pid was reused)."""
         rows = self._all().filter(supervisor_id=self.pk, pid=pid)

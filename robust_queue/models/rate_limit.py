@@ -60,7 +60,9 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
         row.count += len(jobs[:room])
         if jobs[room:]:
             self.wait_in_line(jobs[room:], key, row, rate, now)
-        row.save(update_fields=["count", "window_start", "window_end", "next_release", "updated_at"])
+        row.save(
+            update_fields=["count", "window_start", "window_end", "next_release", "updated_at"]
+        )
         _stamp(self.db, jobs[:room], now)
         return jobs[:room]
 
@@ -100,13 +102,18 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
         """Block ``jobs`` on their key's line (the caller holds ``row``,
         saves it, and holds the transaction)."""
         blocked = execution_manager(type(jobs[0]), JobState.BLOCKED, self.db)
-        blocked.bulk_create([
-            blocked.model(
-                job=job, queue_name=job.queue_name, priority=job.priority,
-                concurrency_key=WAITING_PREFIX + key, expires_at=row.window_end,
-            )
-            for job in jobs
-        ])
+        blocked.bulk_create(
+            [
+                blocked.model(
+                    job=job,
+                    queue_name=job.queue_name,
+                    priority=job.priority,
+                    concurrency_key=WAITING_PREFIX + key,
+                    expires_at=row.window_end,
+                )
+                for job in jobs
+            ]
+        )
         due = row.window_end if row.count >= rate.to else now
         row.next_release = due if row.next_release is None else min(row.next_release, due)
 
@@ -123,7 +130,9 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
         # this module.
         jobs = apps.get_model("robust_queue", "Job")._default_manager.using(self.db)
         blocked = execution_manager(jobs.model, JobState.BLOCKED, self.db)
-        waiting = blocked.filter(concurrency_key=WAITING_PREFIX + key).order_by("-priority", "job_id")
+        waiting = blocked.filter(concurrency_key=WAITING_PREFIX + key).order_by(
+            "-priority", "job_id"
+        )
         with transaction.atomic(using=self.db):
             row = self.select_for_update(skip_locked=True).filter(key=key).first()
             if row is None:
@@ -136,9 +145,7 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
             delete_by_pk(blocked, [r.pk for r in locked])
             row.count += len(locked)
             _stamp(self.db, [r.job for r in locked], now)
-            jobs.dispatch_all(
-                [r.job for r in locked], immediately=True, bypass_rate=True
-            )
+            jobs.dispatch_all([r.job for r in locked], immediately=True, bypass_rate=True)
             _save_next_release(row, rate, waiting.exists(), now)
         return len(locked)
 

@@ -132,9 +132,7 @@ class ReadyExecution(Execution):
         db_table = "robust_queue_ready_execution"
         indexes = [
             models.Index(fields=["-priority", "job"], name="rq_ready_poll_all"),
-            models.Index(
-                fields=["queue_name", "-priority", "job"], name="rq_ready_poll_queue"
-            ),
+            models.Index(fields=["queue_name", "-priority", "job"], name="rq_ready_poll_queue"),
         ]
 
 

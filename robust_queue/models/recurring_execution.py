@@ -26,9 +26,7 @@ class RecurringExecutionQuerySet(models.QuerySet["RecurringExecution"]):
         except IntegrityError:
             return None
 
-    def clear_in_batches(
-        self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
-    ) -> int:
+    def clear_in_batches(self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE) -> int:
         """Delete dedup rows of slots older than ``older_than`` (by the
         database's clock, which chose the slots)."""
         old = self.filter(run_at__lt=DatabaseNow() - older_than).order_by("pk")
@@ -60,9 +58,7 @@ class RecurringExecution(models.Model):
     class Meta:
         db_table = "robust_queue_recurring_execution"
         constraints = [
-            models.UniqueConstraint(
-                fields=["task_key", "run_at"], name="rq_recurring_exec_slot"
-            ),
+            models.UniqueConstraint(fields=["task_key", "run_at"], name="rq_recurring_exec_slot"),
         ]
         indexes = [models.Index(fields=["run_at"], name="rq_recurring_exec_run_at")]
 

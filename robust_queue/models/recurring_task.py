@@ -25,8 +25,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SYNCED_FIELDS = [
-    "schedule", "task_path", "backend_alias", "arguments", "queue_name",
-    "priority", "description", "static", "updated_at",
+    "schedule",
+    "task_path",
+    "backend_alias",
+    "arguments",
+    "queue_name",
+    "priority",
+    "description",
+    "static",
+    "updated_at",
 ]
 
 
@@ -122,8 +129,10 @@ class RecurringTask(models.Model):
 
     def _switch(self, enabled: bool) -> bool:
         rows = RecurringTask.objects.using(self._state.db or conf.queue_database())
-        changed = rows.filter(pk=self.pk).exclude(enabled=enabled).update(
-            enabled=enabled, updated_at=timezone.now()
+        changed = (
+            rows.filter(pk=self.pk)
+            .exclude(enabled=enabled)
+            .update(enabled=enabled, updated_at=timezone.now())
         )
         self.enabled = enabled
         return changed > 0

@@ -43,9 +43,7 @@ class ScheduledExecutionQuerySet(models.QuerySet["ScheduledExecution"]):
                 return 0
             delete_by_pk(self, [row.pk for row in rows])
             # The scheduled row's time is what counted, not run_after.
-            Job.objects.using(self.db).dispatch_all(
-                [row.job for row in rows], immediately=True
-            )
+            Job.objects.using(self.db).dispatch_all([row.job for row in rows], immediately=True)
         return len(rows)
 
     def dispatch_now(self) -> int:
@@ -64,8 +62,5 @@ class ScheduledExecution(Execution):
     class Meta:
         db_table = "robust_queue_scheduled_execution"
         indexes = [
-            models.Index(
-                fields=["scheduled_at", "-priority", "job"], name="rq_scheduled_due"
-            ),
+            models.Index(fields=["scheduled_at", "-priority", "job"], name="rq_scheduled_due"),
         ]
-

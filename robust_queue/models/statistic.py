@@ -23,7 +23,21 @@ from .sql import Statement, dialect_for
 # Upper bounds (seconds) of the histogram buckets, roughly log-spaced
 # (1, 2.5, 5 per decade); a last, unbounded bucket takes the rest.
 BUCKET_BOUNDS: tuple[float, ...] = (
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    300.0,
+    1800.0,
 )
 BUCKETS = len(BUCKET_BOUNDS) + 1
 COUNTERS = ("finished", "failed", "retried", "discarded", "snoozed")
@@ -62,7 +76,9 @@ class StatisticQuerySet(models.QuerySet["Statistic"]):
         rows = _with_totals(values)
         keys = sorted(rows)
         size = DEFAULT_ROWS_PER_STATEMENT
-        chunks = [[(key, rows[key]) for key in keys[i:i + size]] for i in range(0, len(keys), size)]
+        chunks = [
+            [(key, rows[key]) for key in keys[i : i + size]] for i in range(0, len(keys), size)
+        ]
         # One statement is atomic by itself; several must all be written
         # or none, or keeping a failed flush for later would count twice.
         with transaction.atomic(using=self.db) if len(chunks) > 1 else nullcontext():

@@ -74,10 +74,15 @@ class UniqueKeyQuerySet(models.QuerySet["UniqueKey"]):
         # InnoDB a locking read may scan the table and wait on the rows
         # another enqueue is inserting, while that one waits on ours.)
         rows = self.filter(key_hash__in=[claim.key_hash for claim, _ in claims])
-        stored = {key: (pk, result_id) for key, pk, result_id
-                  in rows.values_list("key_hash", "pk", "result_id")}
-        taken = [(c, job, *stored[c.key_hash]) for c, job in claims
-                 if stored[c.key_hash][1] != job.result_id]
+        stored = {
+            key: (pk, result_id)
+            for key, pk, result_id in rows.values_list("key_hash", "pk", "result_id")
+        }
+        taken = [
+            (c, job, *stored[c.key_hash])
+            for c, job in claims
+            if stored[c.key_hash][1] != job.result_id
+        ]
         if not taken:
             return {}
         holders = self._holders([result_id for *_, result_id in taken])
@@ -102,8 +107,13 @@ class UniqueKeyQuerySet(models.QuerySet["UniqueKey"]):
         now = timezone.now()
         self.bulk_create(
             [
-                UniqueKey(key_hash=claim.key_hash, key=claim.label,
-                          result_id=job.result_id, created_at=now, updated_at=now)
+                UniqueKey(
+                    key_hash=claim.key_hash,
+                    key=claim.label,
+                    result_id=job.result_id,
+                    created_at=now,
+                    updated_at=now,
+                )
                 for claim, job in claims
             ],
             update_conflicts=True,

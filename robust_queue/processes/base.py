@@ -121,9 +121,7 @@ class Runnable:
 
     def _boot(self) -> None:
         self.process = self._register()
-        self.heartbeat = Heartbeat(
-            self.process, self.heartbeat_interval, self.lost_registration
-        )
+        self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.lost_registration)
         if self.heartbeat_in_thread:
             self.heartbeat.start()
         self.boot()
@@ -165,9 +163,7 @@ class Runnable:
             self.registration.stop()
             logger.info("%s stopped", self.name)
             if self.process is not None:
-                signals.process_stopped.send(
-                    sender=type(self), process=self.process, runnable=self
-                )
+                signals.process_stopped.send(sender=type(self), process=self.process, runnable=self)
             hooks.run(self.kind, "on_exit", self)
             connections.close_all()
 

@@ -198,7 +198,9 @@ def _report_stuck(child: ThreadChild, stuck: list[str]) -> None:
         "stopped in thread mode. It stays in this process until its call "
         "returns, and what it does then is not recorded (the job's failure "
         "already is). Restart the supervisor to end it; use fork mode where "
-        "time limits and cancelling matter.", child, ", ".join(stuck),
+        "time limits and cancelling matter.",
+        child,
+        ", ".join(stuck),
     )
 
 

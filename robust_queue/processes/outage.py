@@ -50,7 +50,9 @@ class OutageReport:
             self._failed_at = time.monotonic()
         logger.warning(
             "%s of %s failed: %s; retrying until the database is back",
-            doing, self.name, _describe(error),
+            doing,
+            self.name,
+            _describe(error),
         )
         return True
 

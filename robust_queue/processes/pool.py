@@ -137,7 +137,8 @@ class Pool:
         # The claim stays, marked, for the supervisor to fail.
         logger.exception(
             "Job %s could not be finalized; it stays claimed until its "
-            "process is failed by the supervisor", claimed.job_id,
+            "process is failed by the supervisor",
+            claimed.job_id,
         )
 
     def _keep_connection_healthy(self) -> None:

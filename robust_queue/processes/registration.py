@@ -65,7 +65,8 @@ class Registration:
             logger.warning(
                 "%s could not remove its process row (%s); it is pruned once its "
                 "heartbeat is older than process_alive_threshold",
-                self.name, " ".join(str(exc).split()) or type(exc).__name__,
+                self.name,
+                " ".join(str(exc).split()) or type(exc).__name__,
             )
 
 
@@ -82,9 +83,7 @@ class Heartbeat:
 
     RETRY = 1.0
 
-    def __init__(
-        self, process: Process, interval: float, on_lost: Callable[[], None]
-    ) -> None:
+    def __init__(self, process: Process, interval: float, on_lost: Callable[[], None]) -> None:
         self.process = process
         self.interval = interval
         self.on_lost = on_lost

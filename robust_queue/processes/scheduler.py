@@ -146,7 +146,9 @@ class Scheduler:
         self._disabled[task.key] = _fingerprint(task)
         logger.error(
             "Recurring task %s is disabled in this scheduler until %s: %s",
-            task.key, until, error,
+            task.key,
+            until,
+            error,
         )
 
     def _is_disabled(self, task: RecurringTask) -> bool:

@@ -106,7 +106,9 @@ def _pauses(using: str) -> tuple[set[str], tuple[str, ...]]:
 
 
 def plan_for(
-    selectors: tuple[str, ...], names: list[str], paused: set[str],
+    selectors: tuple[str, ...],
+    names: list[str],
+    paused: set[str],
     capped: AbstractSet[str] = frozenset(),
     expand: bool = False,
 ) -> Plan:

@@ -120,18 +120,19 @@ class Supervisor(Runnable):
         return roles
 
     def _has_recurring_tasks(self) -> bool:
-        return bool(recurrence.definitions()) or (
-            RecurringTask.objects.using(self.using).exists()
-        )
+        return bool(recurrence.definitions()) or (RecurringTask.objects.using(self.using).exists())
 
     def _launch(self, role: Role, failures: int) -> None:
         start = CHILD_KINDS[self.config.mode]
-        self.children.append(start(
-            role, failures,
-            using=self.using,
-            heartbeat_interval=self.config.heartbeat_interval,
-            supervisor_id=self._pk(),
-        ))
+        self.children.append(
+            start(
+                role,
+                failures,
+                using=self.using,
+                heartbeat_interval=self.config.heartbeat_interval,
+                supervisor_id=self._pk(),
+            )
+        )
 
     def _tick(self) -> None:
         # Reaping and replacing first: neither needs the database.
@@ -167,9 +168,7 @@ class Supervisor(Runnable):
                 if child.clean_exit:
                     logger.info("%s %s; starting a fresh one now", child, reason)
                 else:
-                    logger.error(
-                        "%s %s; replacing it in %.0fs", child, reason, delay
-                    )
+                    logger.error("%s %s; replacing it in %.0fs", child, reason, delay)
                 self.pending.append((time.monotonic() + delay, child.role, failures))
             self.backlog.add(partial(self._fail_claims, child, reason))
 
@@ -205,21 +204,23 @@ class Supervisor(Runnable):
 
     def _exit_waits_for_lock(self, error: DatabaseError) -> None:
         logger.warning(
-            "%s: recording an exit waits for a row lock another session "
-            "holds (%s); trying again", self.name, error,
+            "%s: recording an exit waits for a row lock another session holds (%s); trying again",
+            self.name,
+            error,
         )
 
     def _request_stop(self, *, immediately: bool = False) -> None:
         if immediately and not self.immediately:
             logger.warning(
-                "%s stopping now: running jobs are given back to the queue "
-                "and will run again", self.name,
+                "%s stopping now: running jobs are given back to the queue and will run again",
+                self.name,
             )
         elif not self.stopping:
             logger.info(
                 "%s stopping: running jobs get %ss to finish, then go back "
                 "to the queue and run again (Ctrl-C again or QUIT: stop now)",
-                self.name, self.config.shutdown_timeout,
+                self.name,
+                self.config.shutdown_timeout,
             )
         self.stopping = True
         self.immediately = self.immediately or immediately
@@ -243,7 +244,8 @@ class Supervisor(Runnable):
                 reported = time.monotonic()
                 logger.info(
                     "%s waiting for %d process(es) to stop (%s), %.0f s left",
-                    self.name, len(self.children),
+                    self.name,
+                    len(self.children),
                     ", ".join(str(child) for child in self.children),
                     max(deadline - reported, 0),
                 )
@@ -262,7 +264,10 @@ class Supervisor(Runnable):
             why = "their rows are locked" if locked else "the database is down"
             logger.error(
                 "%s could not record %d exit(s): %s; their jobs are failed "
-                "when the processes are pruned", self.name, len(self.backlog), why,
+                "when the processes are pruned",
+                self.name,
+                len(self.backlog),
+                why,
             )
 
     def _pk(self) -> int:

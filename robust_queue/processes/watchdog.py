@@ -78,9 +78,7 @@ class Watch:
         """The error this job ends with."""
         if self.cancelled:
             return JobCancelledError(f"Job {self.result_id} was cancelled while running.")
-        return TaskTimeoutError(
-            f"Job {self.result_id} ran past its time limit of {self.limit:g}s."
-        )
+        return TaskTimeoutError(f"Job {self.result_id} ran past its time limit of {self.limit:g}s.")
 
     def interrupt(self, reason: str) -> None:
         """Raise ``_Interrupt`` in the body's thread, once, if it still runs."""
@@ -133,7 +131,9 @@ class Watchdog:
         if wait and self._thread.is_alive():
             self._thread.join(wait)
 
-    def guard(self, claimed: ClaimedExecution, task: Task[..., Any], body: Callable[[], Any]) -> Any:
+    def guard(
+        self, claimed: ClaimedExecution, task: Task[..., Any], body: Callable[[], Any]
+    ) -> Any:
         """Run ``body`` (a job's task) in this thread under watch."""
         watch = Watch(claimed, time_limits.limit_for(task))
         with self._lock:
@@ -182,8 +182,10 @@ class Watchdog:
             ):
                 logger.warning("Cancelled job %s did not stop; interrupting it", watch.result_id)
                 watch.interrupt("cancel")
-        elif not watch.hung and watch.in_body and (
-            now - watch.sent_at >= conf.get(conf.INTERRUPT_GRACE_PERIOD)
+        elif (
+            not watch.hung
+            and watch.in_body
+            and (now - watch.sent_at >= conf.get(conf.INTERRUPT_GRACE_PERIOD))
         ):
             watch.hung = True
             self.on_hung(watch)

@@ -87,7 +87,10 @@ class Worker(Runnable):
         if limit is not None and (rss := rss_mib()) > limit:
             logger.warning(
                 "%s starts at %.0f MiB, over max_memory (%s MiB): it will be "
-                "recycled after every job", self.name, rss, limit,
+                "recycled after every job",
+                self.name,
+                rss,
+                limit,
             )
 
     def run_once(self) -> float:
@@ -133,7 +136,9 @@ class Worker(Runnable):
             if self.recycled is not None:
                 logger.info(
                     "%s recycles (%s): it claims no more jobs, finishes %d "
-                    "running job(s) and exits", self.name, self.recycled,
+                    "running job(s) and exits",
+                    self.name,
+                    self.recycled,
                     self.pool.size - self.pool.idle,
                 )
         return self.recycled is not None
@@ -161,7 +166,9 @@ class Worker(Runnable):
                 if running > 0:
                     logger.warning(
                         "%s: %d job(s) still running are given back to the queue "
-                        "and will run again", self.name, running,
+                        "and will run again",
+                        self.name,
+                        running,
                     )
             self.pool.close()
         if self.watchdog is not None:
@@ -189,7 +196,9 @@ class Worker(Runnable):
         logger.error(
             "%s: job %s did not stop %ss after it was interrupted (blocked "
             "outside Python?); this worker records its failure and exits",
-            self.name, watch.result_id, conf.get(conf.INTERRUPT_GRACE_PERIOD),
+            self.name,
+            watch.result_id,
+            conf.get(conf.INTERRUPT_GRACE_PERIOD),
         )
         self.pool.abandon(watch.claim_pk)
         self._stuck += [
@@ -198,7 +207,9 @@ class Worker(Runnable):
         self.stop()
         claimed = (
             ClaimedExecution.objects.using(self.using)
-            .select_related("job").filter(pk=watch.claim_pk).first()
+            .select_related("job")
+            .filter(pk=watch.claim_pk)
+            .first()
         )
         if claimed is None:
             return  # It ended meanwhile.
@@ -223,13 +234,16 @@ class Worker(Runnable):
         if released:
             logger.warning(
                 "%s gave %d unfinished job(s) back to ready: they will run again",
-                self.name, released,
+                self.name,
+                released,
             )
         stuck = list(mine.filter(pk__in=kept).values_list("job_id", flat=True)) if kept else []
         if stuck:
             logger.error(
                 "%s: job(s) %s ran but their outcome could not be recorded; they "
-                "stay claimed for the supervisor to fail", self.name, stuck,
+                "stay claimed for the supervisor to fail",
+                self.name,
+                stuck,
             )
 
     def _drain(self, pool: Pool) -> bool:
@@ -247,7 +261,9 @@ class Worker(Runnable):
                 reported = now
                 logger.info(
                     "%s waiting for %d running job(s), %.0f s left",
-                    self.name, pool.size - pool.idle, deadline - now,
+                    self.name,
+                    pool.size - pool.idle,
+                    deadline - now,
                 )
         return pool.drain(0)
 

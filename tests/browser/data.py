@@ -76,8 +76,9 @@ def _statistics_over_last_day() -> None:
             numbers = dict.fromkeys(COLUMNS, 0.0)
             finished = rng.randint(size // 2, size)
             failed = rng.randint(0, 2) if task_path.endswith("fail") else rng.randint(0, 1)
-            numbers.update(finished=finished if not task_path.endswith("fail") else 0,
-                           failed=failed)
+            numbers.update(
+                finished=finished if not task_path.endswith("fail") else 0, failed=failed
+            )
             attempts = numbers["finished"] + failed
             numbers[f"run_{rng.randint(5, 9)}"] = attempts
             numbers[f"wait_{rng.randint(2, 6)}"] = attempts

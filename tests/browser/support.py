@@ -21,10 +21,7 @@ def playwright_or_skip() -> Callable[[], Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
-        _unavailable(
-            f"Playwright is not installed ({exc}): "
-            "pip install -r requirements/dev.txt"
-        )
+        _unavailable(f"Playwright is not installed ({exc}): pip install -r requirements/dev.txt")
     if not Path(CHROMIUM).exists():
         _unavailable(
             f"Chromium is not at {CHROMIUM}: run scripts/system-deps.sh "

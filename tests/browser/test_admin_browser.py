@@ -50,9 +50,7 @@ class AdminBrowserTests(BrowserTestCase):
         row = self.page.locator("#rq-queues tr", has_text="reports")
         row.locator("button:has-text('Pause')").click()
         self.page.wait_for_selector(".messagelist")
-        self.assertIn(
-            "Paused", self.page.locator("#rq-queues tr", has_text="reports").inner_text()
-        )
+        self.assertIn("Paused", self.page.locator("#rq-queues tr", has_text="reports").inner_text())
         self.assertIs(Pause.objects.filter(queue_name="reports").exists(), True)
 
     def test_other_pages(self) -> None:

@@ -32,9 +32,7 @@ class StrictPolicyDiscardTests(BrowserTestCase):
 
     def test_discard_asks_before_deleting(self) -> None:
         job = Job.objects.filter(failed_execution__isnull=False).first()
-        response = self.page.goto(
-            f"{self.live_server_url}/admin/robust_queue/job/{job.pk}/change/"
-        )
+        response = self.page.goto(f"{self.live_server_url}/admin/robust_queue/job/{job.pk}/change/")
         self.assertEqual(response.headers["content-security-policy"], STRICT_POLICY)
         self.page.click("a:has-text('Discard')")
         confirm = self.page.locator("#rq-discard-confirm")

@@ -105,13 +105,16 @@ class OperatorBrowserTests(BrowserTestCase):
         background = self.page.evaluate(
             "getComputedStyle(document.querySelector('.rq-card')).backgroundColor"
         )
-        channels = [int(c) for c in background[background.index("(") + 1:-1].split(",")[:3]]
+        channels = [int(c) for c in background[background.index("(") + 1 : -1].split(",")[:3]]
         self.assertLess(sum(channels) / 3, 100, background)
         self._shot("overview-dark")
 
     def test_breadcrumbs_are_styled(self) -> None:
-        for path in (f"{JOBS}overview/", f"{JOBS}concurrency/",
-                     f"{JOBS}{Job.objects.first().pk}/change/"):
+        for path in (
+            f"{JOBS}overview/",
+            f"{JOBS}concurrency/",
+            f"{JOBS}{Job.objects.first().pk}/change/",
+        ):
             with self.subTest(path=path):
                 self._go(path)
                 crumbs = self.page.locator("nav[aria-label=Breadcrumbs] .breadcrumbs")

@@ -21,8 +21,9 @@ class RecurringSwitchBrowserTests(BrowserTestCase):
         self.assertRegex(row.inner_text(), r"in \d+")
         row.locator("button.rq-switch", has_text="Disable").click()
         self.page.wait_for_selector(".messagelist")
-        self.assertIn(f"Recurring task {task.key}: disabled.",
-                      self.page.locator(".messagelist").inner_text())
+        self.assertIn(
+            f"Recurring task {task.key}: disabled.", self.page.locator(".messagelist").inner_text()
+        )
         row = self.page.locator("#result_list tbody tr", has_text=task.key)
         self.assertIn("Disabled", row.inner_text())
         self.assertIn("— (disabled)", row.inner_text())

@@ -106,8 +106,11 @@ class ForgedReferenceTests(TestCase):
             "list as pk of a one-field key": reference(model="auth.user", pk=[user.pk]),
         }
         for name, data in cases.items():
-            with self.subTest(name), self.assertNumQueries(0), \
-                    self.assertRaises(DeserializationError):
+            with (
+                self.subTest(name),
+                self.assertNumQueries(0),
+                self.assertRaises(DeserializationError),
+            ):
                 decode_arguments(data)
 
     def test_a_pk_of_the_wrong_type_is_a_deserialization_error(self) -> None:

@@ -26,7 +26,9 @@ class SelectorTests(TestCase):
 
     def test_exact_names_keep_their_order_and_prefixes_expand(self) -> None:
         plan = QueueSelector(("reports", "mail*", "missing"), using="default").plan()
-        self.assertEqual([name for name, _ in plan], ["reports", "mail_fast", "mail_slow", "missing"])
+        self.assertEqual(
+            [name for name, _ in plan], ["reports", "mail_fast", "mail_slow", "missing"]
+        )
 
     def test_paused_queues_are_skipped_and_the_set_is_cached_briefly(self) -> None:
         chooser = QueueSelector(("reports", "default"), using="default")

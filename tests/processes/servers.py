@@ -81,32 +81,64 @@ class PrivatePostgreSQL(PrivateServer):
         self.bin = Path(sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1])
         shutil.chown(self.dir, "postgres")
         self.data = self.dir / "data"
-        self._as_postgres(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust",
-                          "-U", "postgres", "--no-sync")
+        self._as_postgres(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+        )
         self.start()
-        self._as_postgres(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p",
-                          str(self.port), "-U", "postgres", DB_NAME)
+        self._as_postgres(
+            str(self.bin / "createdb"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            DB_NAME,
+        )
 
     def env(self) -> dict[str, str]:
-        return {"ROBUST_QUEUE_TEST_DB": "postgresql", "PGHOST": "127.0.0.1",
-                "PGPORT": str(self.port), "ROBUST_QUEUE_DB_NAME": DB_NAME}
+        return {
+            "ROBUST_QUEUE_TEST_DB": "postgresql",
+            "PGHOST": "127.0.0.1",
+            "PGPORT": str(self.port),
+            "ROBUST_QUEUE_DB_NAME": DB_NAME,
+        }
 
     def database(self) -> dict[str, Any]:
-        return {"ENGINE": "django.db.backends.postgresql", "NAME": DB_NAME,
-                "USER": "postgres", "HOST": "127.0.0.1", "PORT": str(self.port)}
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": DB_NAME,
+            "USER": "postgres",
+            "HOST": "127.0.0.1",
+            "PORT": str(self.port),
+        }
 
     def start(self) -> None:
         self._as_postgres(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"),
-            "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-            "-c fsync=off", "-w", "start",
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.dir / "log"),
+            "-o",
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "-w",
+            "start",
         )
         self._wait_up()
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
-            self._as_postgres(str(self.bin / "pg_ctl"), "-D", str(self.data),
-                              "-m", "fast", "-w", "stop")
+            self._as_postgres(
+                str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"
+            )
         self._wait_down()
 
     def _as_postgres(self, *command: str) -> None:
@@ -123,37 +155,70 @@ class PrivateMariaDB(PrivateServer):
         self.socket = self.dir / "mysqld.sock"
         self.popen: subprocess.Popen[bytes] | None = None
         subprocess.run(
-            ["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
-             "--user=root", "--auth-root-authentication-method=normal",
-             "--skip-test-db"],
-            check=True, capture_output=True,
+            [
+                "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={self.data}",
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ],
+            check=True,
+            capture_output=True,
         )
         self.start()
         subprocess.run(
-            ["mariadb", "--no-defaults", "-uroot", f"--socket={self.socket}", "-e",
-             f"CREATE DATABASE {DB_NAME} CHARACTER SET utf8mb4; "
-             "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; "
-             "GRANT ALL ON *.* TO 'root'@'127.0.0.1'"],
-            check=True, capture_output=True,
+            [
+                "mariadb",
+                "--no-defaults",
+                "-uroot",
+                f"--socket={self.socket}",
+                "-e",
+                f"CREATE DATABASE {DB_NAME} CHARACTER SET utf8mb4; "
+                "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; "
+                "GRANT ALL ON *.* TO 'root'@'127.0.0.1'",
+            ],
+            check=True,
+            capture_output=True,
         )
 
     def env(self) -> dict[str, str]:
-        return {"ROBUST_QUEUE_TEST_DB": "mariadb", "MYSQL_HOST": "127.0.0.1",
-                "MYSQL_PORT": str(self.port), "ROBUST_QUEUE_DB_NAME": DB_NAME}
+        return {
+            "ROBUST_QUEUE_TEST_DB": "mariadb",
+            "MYSQL_HOST": "127.0.0.1",
+            "MYSQL_PORT": str(self.port),
+            "ROBUST_QUEUE_DB_NAME": DB_NAME,
+        }
 
     def database(self) -> dict[str, Any]:
-        return {"ENGINE": "django.db.backends.mysql", "NAME": DB_NAME, "USER": "root",
-                "PASSWORD": "", "HOST": "127.0.0.1", "PORT": str(self.port),
-                "OPTIONS": {"charset": "utf8mb4", "isolation_level": "read committed"}}
+        return {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": DB_NAME,
+            "USER": "root",
+            "PASSWORD": "",
+            "HOST": "127.0.0.1",
+            "PORT": str(self.port),
+            "OPTIONS": {"charset": "utf8mb4", "isolation_level": "read committed"},
+        }
 
     def start(self) -> None:
         log = open(self.dir / "log", "ab")  # noqa: SIM115 - the server keeps it
         self.popen = subprocess.Popen(
-            ["mariadbd", "--no-defaults", f"--datadir={self.data}", "--user=root",
-             f"--port={self.port}", "--bind-address=127.0.0.1", f"--socket={self.socket}",
-             f"--pid-file={self.dir / 'mysqld.pid'}", "--skip-log-bin",
-             "--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=32M"],
-            stdout=log, stderr=log,
+            [
+                "mariadbd",
+                "--no-defaults",
+                f"--datadir={self.data}",
+                "--user=root",
+                f"--port={self.port}",
+                "--bind-address=127.0.0.1",
+                f"--socket={self.socket}",
+                f"--pid-file={self.dir / 'mysqld.pid'}",
+                "--skip-log-bin",
+                "--innodb-flush-log-at-trx-commit=0",
+                "--innodb-buffer-pool-size=32M",
+            ],
+            stdout=log,
+            stderr=log,
         )
         log.close()
         self._wait_up()

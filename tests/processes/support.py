@@ -65,7 +65,10 @@ class Supervisor:
         self.marker = f"ROBUST_QUEUE_DB_NAME={environment['ROBUST_QUEUE_DB_NAME']}"
         self.popen = subprocess.Popen(
             [sys.executable, *python_args, "manage.py", "robust_queue", *args],
-            cwd=ROOT, env=environment, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=environment,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
             start_new_session=new_session,
         )
         test.addCleanup(self.kill)
@@ -85,6 +88,7 @@ class Supervisor:
 
     def children(self, kind: str = "worker", count: int = 1) -> list[Process]:
         """Wait until ``count`` registered children of ``kind`` exist."""
+
         def found() -> list[Process]:
             rows = list(
                 Process.objects.using(self.using)

@@ -64,8 +64,11 @@ class ClockSkewTests(TransactionTestCase):
         )
         for offset in (SKEW, -SKEW):
             out = subprocess.run(
-                [sys.executable, "-c", code], env={**os.environ, **faked(offset)},
-                capture_output=True, text=True, check=True,
+                [sys.executable, "-c", code],
+                env={**os.environ, **faked(offset)},
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout.split()
             wall, now, monotonic = (float(value) for value in out)
             self.assertAlmostEqual(wall - time.time(), offset, delta=30)
@@ -90,7 +93,9 @@ class ClockSkewTests(TransactionTestCase):
             time.sleep(0.25)
         for dead in (fast, slow):
             self._kill_hard(dead)
-            wait_until(lambda dead=dead: not Process.objects.filter(pk__in=groups[dead]).exists(), 60)
+            wait_until(
+                lambda dead=dead: not Process.objects.filter(pk__in=groups[dead]).exists(), 60
+            )
         self.assertTrue(is_alive(normal.pid))
 
     def test_a_fast_host_runs_no_delayed_task_early(self) -> None:

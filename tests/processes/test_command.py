@@ -46,7 +46,11 @@ def run_check(config_json: str) -> subprocess.CompletedProcess[str]:
     )
     return subprocess.run(
         [sys.executable, "manage.py", "robust_queue", "--check"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -133,8 +137,11 @@ class NotifyTests(TransactionTestCase):
         for _ in range(5):
             result = tasks.add.enqueue(1, 1)
             job = wait_until(
-                lambda result=result: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),
-                timeout=10, interval=0.01,
+                lambda result=result: Job.objects.filter(
+                    result_id=result.id, started_at__isnull=False
+                ).first(),
+                timeout=10,
+                interval=0.01,
             )
             delays.append((job.started_at - job.enqueued_at).total_seconds())
             time.sleep(0.5)
@@ -167,7 +174,11 @@ class PruneSubcommandTests(TransactionTestCase):
         env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"])
         done = subprocess.run(
             [sys.executable, "manage.py", "robust_queue", "prune", "--older-than", "1d"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("Deleted 1 finished and 0 failed job(s).", done.stdout)
@@ -182,13 +193,19 @@ class ConnectionLossTests(TransactionTestCase):
         first = tasks.add.enqueue(1, 1)
         supervisor = Supervisor(self)
         [worker] = supervisor.children("worker")
-        wait_until(lambda: Job.objects.filter(result_id=first.id, finished_at__isnull=False).exists(), timeout=30)
+        wait_until(
+            lambda: Job.objects.filter(result_id=first.id, finished_at__isnull=False).exists(),
+            timeout=30,
+        )
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
         second = tasks.add.enqueue(2, 2)
-        wait_until(lambda: Job.objects.filter(result_id=second.id, finished_at__isnull=False).exists(), timeout=30)
+        wait_until(
+            lambda: Job.objects.filter(result_id=second.id, finished_at__isnull=False).exists(),
+            timeout=30,
+        )
         # The same worker process ran it: it was not replaced.
         self.assertEqual(Job.objects.get(result_id=second.id).worker_ids, [worker.name])

@@ -16,8 +16,11 @@ from .support import Supervisor
 
 EVERY_SECOND = {
     "recurring_tasks": {
-        "every-second": {"task": "testproject.tasks.record", "schedule": "* * * * * * *",
-                         "args": ["tick"]},
+        "every-second": {
+            "task": "testproject.tasks.record",
+            "schedule": "* * * * * * *",
+            "args": ["tick"],
+        },
     },
     "scheduler": {"polling_interval": 0.2},
 }
@@ -41,9 +44,11 @@ class ControlProcessTests(TransactionTestCase):
         robust_queue.enqueue_all(
             [(control_tasks.limited, ("acct", f"lim{i}", 0.3), {}) for i in range(12)]
         )
-        Supervisor(self, workers=[{"queues": ["*"], "threads": 3, "processes": 3,
-                                   "polling_interval": 0.05}],
-                   task_modules=["testproject.control_tasks"])
+        Supervisor(
+            self,
+            workers=[{"queues": ["*"], "threads": 3, "processes": 3, "polling_interval": 0.05}],
+            task_modules=["testproject.control_tasks"],
+        )
         wait_until(lambda: Job.objects.filter(finished_at__isnull=False).count() == 12, timeout=60)
         self.assertEqual(max_overlap("lim"), 2)
 

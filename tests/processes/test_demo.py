@@ -14,7 +14,9 @@ from django.test import SimpleTestCase
 from testproject.management.commands.robust_queue_demo import LABEL
 from tests.processes.support import ROOT
 
-RESULT_LINE = re.compile(r"^(\w+) +(SUCCESSFUL|FAILED|READY|RUNNING) +attempts=(\d+) (.*)$", re.MULTILINE)
+RESULT_LINE = re.compile(
+    r"^(\w+) +(SUCCESSFUL|FAILED|READY|RUNNING) +attempts=(\d+) (.*)$", re.MULTILINE
+)
 
 
 class DemoTests(SimpleTestCase):
@@ -22,12 +24,18 @@ class DemoTests(SimpleTestCase):
         # scripts/demo.sh's environment; nothing of the test run's database.
         env = {k: v for k, v in os.environ.items() if not k.startswith("ROBUST_QUEUE_")}
         env.update(
-            ROBUST_QUEUE_TEST_DB="sqlite", ROBUST_QUEUE_DB_SUFFIX="_demo",
-            ROBUST_QUEUE_DEBUG="0", ROBUST_QUEUE_DATA_DIR=data_dir,
+            ROBUST_QUEUE_TEST_DB="sqlite",
+            ROBUST_QUEUE_DB_SUFFIX="_demo",
+            ROBUST_QUEUE_DEBUG="0",
+            ROBUST_QUEUE_DATA_DIR=data_dir,
         )
         return subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=env,
-            capture_output=True, text=True, timeout=120,
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     def test_the_demo_runs_its_tasks_and_only_the_failing_one_fails(self) -> None:

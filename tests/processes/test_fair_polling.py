@@ -29,10 +29,14 @@ class FairPollingProcessTests(TransactionTestCase):
         )
         Supervisor(
             self,
-            workers=[{
-                "queues": ["flood", "other"], "threads": 1, "polling_interval": 0.05,
-                "order": "round_robin",
-            }],
+            workers=[
+                {
+                    "queues": ["flood", "other"],
+                    "threads": 1,
+                    "polling_interval": 0.05,
+                    "order": "round_robin",
+                }
+            ],
         )
         others = Job.objects.filter(queue_name="other")
         deadline = time.monotonic() + 60

@@ -72,7 +72,8 @@ class FinalizeRetryTests(TransactionTestCase):
             )
             self.assertIn(
                 "is gone: it is no longer registered and never recorded the job's "
-                "outcome. The job may have run", error["traceback"],
+                "outcome. The job may have run",
+                error["traceback"],
             )
         self.assertEqual(LedgerEntry.objects.filter(key="once").count(), 1)
         after.send(signal.SIGTERM)
@@ -103,14 +104,18 @@ class SqliteWriteLockTests(TransactionTestCase):
         self.addCleanup(go.unlink, missing_ok=True)
         result = finalize_tasks.record_when_allowed.enqueue("once", str(go), 100)
         supervisor = Supervisor(
-            self, workers=ONE_THREAD, task_modules=FINALIZE_TASKS,
+            self,
+            workers=ONE_THREAD,
+            task_modules=FINALIZE_TASKS,
             env={"ROBUST_QUEUE_SQLITE_TIMEOUT": "1"},
         )
         supervisor.children("worker")
         wait_until(lambda: LedgerEntry.objects.filter(key="once").exists(), timeout=30)
         holder = self.hold_write_lock()
         go.touch()
-        wait_until(lambda: f"(attempt {attempt}: database is locked)" in supervisor.output(), timeout=60)
+        wait_until(
+            lambda: f"(attempt {attempt}: database is locked)" in supervisor.output(), timeout=60
+        )
         supervisor.send(signal.SIGTERM)
         return result.id, supervisor, holder
 
@@ -145,7 +150,8 @@ class SqliteWriteLockTests(TransactionTestCase):
         )
         self.assertIn(
             "stopped heartbeating and was pruned. The job may have run, wholly or "
-            "in part, but its outcome was not recorded.", error["traceback"],
+            "in part, but its outcome was not recorded.",
+            error["traceback"],
         )
 
     def test_a_lock_that_goes_away_during_the_stop_does_not_give_the_job_back(self) -> None:

@@ -18,12 +18,14 @@ from .support import ROOT, Supervisor
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {
-        **os.environ, "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"], **env
-    }
+    environ = {**os.environ, "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"], **env}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
-        cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -44,7 +46,8 @@ class BeforeMigrateTests(TransactionTestCase):
 class CheckCommandTests(TransactionTestCase):
     def test_check_reports_a_misspelt_key(self) -> None:
         done = manage(
-            "robust_queue", "--check",
+            "robust_queue",
+            "--check",
             ROBUST_QUEUE_CONFIG_JSON=json.dumps({"worker": [{"threads": 2}]}),
         )
         self.assertEqual(done.returncode, 1, done.stdout)

@@ -31,9 +31,7 @@ class ForkTests(TransactionTestCase):
         for worker in first:
             os.kill(worker.pid, signal.SIGKILL)
         old = {worker.pid for worker in first}
-        wait_until(
-            lambda: len(set(self.worker_pids(supervisor.pid)) - old) == 20, timeout=60
-        )
+        wait_until(lambda: len(set(self.worker_pids(supervisor.pid)) - old) == 20, timeout=60)
         self.wait_for_a_beat(supervisor.pid)
         self.wait_for_a_beat(supervisor.pid)
         output = supervisor.output()

@@ -21,11 +21,18 @@ from .support import ROOT, Supervisor
 
 
 def manage(*args: str, database: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ROBUST_QUEUE_DEBUG": "0",
-           "ROBUST_QUEUE_DB_NAME": database or settings.DATABASES["default"]["NAME"]}
+    env = {
+        **os.environ,
+        "ROBUST_QUEUE_DEBUG": "0",
+        "ROBUST_QUEUE_DB_NAME": database or settings.DATABASES["default"]["NAME"],
+    }
     return subprocess.run(
-        [sys.executable, "manage.py", "robust_queue", *args], cwd=ROOT, env=env,
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "manage.py", "robust_queue", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -27,7 +27,8 @@ class IdleWorkerTests(TransactionTestCase):
         result = tasks.add.enqueue(1, 2)
         job = wait_until(
             lambda: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),
-            timeout=30, interval=0.01,
+            timeout=30,
+            interval=0.01,
         )
         waited = (job.started_at - job.enqueued_at).total_seconds()  # type: ignore[attr-defined]
         bound = 0.5 if connection.vendor == "postgresql" else 1.5

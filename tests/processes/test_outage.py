@@ -54,10 +54,13 @@ class OutageTests(TransactionTestCase):
         cls.addClassCleanup(cls.server.destroy)
         _add_alias(PRIVATE, cls.server.database())
         call_command("migrate", database=PRIVATE, verbosity=0)
-        tasks_setting = {"default": {
-            "BACKEND": "robust_queue.backend.RobustQueueBackend",
-            "QUEUES": [], "OPTIONS": {"database": PRIVATE},
-        }}
+        tasks_setting = {
+            "default": {
+                "BACKEND": "robust_queue.backend.RobustQueueBackend",
+                "QUEUES": [],
+                "OPTIONS": {"database": PRIVATE},
+            }
+        }
         cls.enterClassContext(override_settings(TASKS=tasks_setting))
         super().setUpClass()
 
@@ -110,7 +113,9 @@ class OutageTests(TransactionTestCase):
         warnings = re.findall(r"^\S+ \S+ WARNING .*$", output, re.MULTILINE)
         outage = re.findall(
             r"WARNING +\S+ (.+?) of (\S+) failed: .*; retrying until the "
-            r"database is back$", output, re.MULTILINE,
+            r"database is back$",
+            output,
+            re.MULTILINE,
         )
         self.assertEqual(len(outage), len(warnings), output)
         names = [name for _, name in outage]
@@ -137,8 +142,11 @@ class OutageTests(TransactionTestCase):
         wait_dead(victim.process.pid)
         time.sleep(5)  # past the replacement's back-off, still down
         self.server.start()
+
         def replaced() -> bool:
-            pids = set(Process.objects.using(PRIVATE).filter(kind="worker").values_list("pid", flat=True))
+            pids = set(
+                Process.objects.using(PRIVATE).filter(kind="worker").values_list("pid", flat=True)
+            )
             return len(pids) == 2 and victim.process.pid not in pids
 
         wait_until(replaced, timeout=60)

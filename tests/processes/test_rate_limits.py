@@ -37,6 +37,6 @@ class RateLimitProcessTests(TransactionTestCase):
         starts = sorted(job.return_value[0] for job in Job.objects.all())
         self.assertEqual(len(starts), JOBS)
         # Pairs (start i, start i + 2*TO): the shorter list ends the zip.
-        gaps = [later - earlier for earlier, later in zip(starts, starts[2 * TO:], strict=False)]
+        gaps = [later - earlier for earlier, later in zip(starts, starts[2 * TO :], strict=False)]
         self.assertGreater(min(gaps), PER / 2, starts)
         self.assertGreater(starts[-1] - starts[0], (JOBS / TO - 2) * PER - PER / 2, starts)

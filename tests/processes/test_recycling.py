@@ -29,7 +29,8 @@ class RecyclingTests(TransactionTestCase):
         robust_queue.enqueue_all([(ops_tasks.pid, (), {}) for _ in range(7)])
         started = time.monotonic()
         supervisor = Supervisor(
-            self, **OPS,
+            self,
+            **OPS,
             workers=[{"queues": ["*"], "threads": 1, "polling_interval": 0.05, "max_jobs": 2}],
         )
         wait_until(lambda: finished() == 7, timeout=60)
@@ -42,16 +43,18 @@ class RecyclingTests(TransactionTestCase):
         self.assertEqual(supervisor.wait(timeout=20), 0)
         output = supervisor.output()
         self.assertEqual(output.count("recycles (max_jobs reached: 2 job(s) claimed)"), 3)
-        self.assertEqual(len(re.findall(r"exited with code 0; starting a fresh one now", output)), 3)
+        self.assertEqual(
+            len(re.findall(r"exited with code 0; starting a fresh one now", output)), 3
+        )
         self.assertNotIn("replacing it in", output)
 
     def test_a_leaking_worker_is_replaced_after_max_memory(self) -> None:
         """A task that keeps 150 MiB pushes its worker over max_memory: the
         worker finishes, exits 0 and a fresh (small) worker takes over."""
         Supervisor(
-            self, **OPS,
-            workers=[{"queues": ["*"], "threads": 2, "polling_interval": 0.05,
-                      "max_memory": 120}],
+            self,
+            **OPS,
+            workers=[{"queues": ["*"], "threads": 2, "polling_interval": 0.05, "max_memory": 120}],
         )
         first = ops_tasks.leak.enqueue(150)
         wait_until(lambda: finished() == 1, timeout=60)
@@ -66,7 +69,10 @@ class RecyclingTests(TransactionTestCase):
         """In thread mode the worker thread ends and a fresh one starts."""
         robust_queue.enqueue_all([(ops_tasks.pid, (), {}) for _ in range(5)])
         supervisor = Supervisor(
-            self, "--mode", "thread", **OPS,
+            self,
+            "--mode",
+            "thread",
+            **OPS,
             workers=[{"queues": ["*"], "threads": 1, "polling_interval": 0.05, "max_jobs": 2}],
         )
         wait_until(lambda: finished() == 5, timeout=60)
@@ -74,5 +80,7 @@ class RecyclingTests(TransactionTestCase):
         supervisor.send(signal.SIGTERM)
         self.assertEqual(supervisor.wait(timeout=20), 0)
         output = supervisor.output()
-        self.assertEqual(output.count("stopped (max_jobs reached: 2 job(s) claimed); "
-                                      "starting a fresh one now"), 2)
+        self.assertEqual(
+            output.count("stopped (max_jobs reached: 2 job(s) claimed); starting a fresh one now"),
+            2,
+        )

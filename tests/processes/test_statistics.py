@@ -45,7 +45,10 @@ class WorkerStatisticsTests(TransactionTestCase):
     def test_thread_mode_workers_share_one_tally_and_write_it_at_shutdown(self) -> None:
         robust_queue.enqueue_all([(tasks.add, (i, i), {}) for i in range(12)])
         supervisor = Supervisor(
-            self, "--mode", "thread", statistics_flush_interval=3600,
+            self,
+            "--mode",
+            "thread",
+            statistics_flush_interval=3600,
             workers=[{"queues": ["*"], "threads": 2, "processes": 2, "polling_interval": 0.05}],
         )
         wait_until(all_done, timeout=60)
@@ -69,7 +72,11 @@ class MetricsCommandTests(TransactionTestCase):
         env = {**os.environ, "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"]}
         done = subprocess.run(
             [sys.executable, "manage.py", "robust_queue", "metrics"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("# TYPE robust_queue_jobs gauge\n", done.stdout)

@@ -39,7 +39,8 @@ class DrainTests(TransactionTestCase):
         calls += [(tasks.fail, ("expected",), {}) for _ in range(10)]
         robust_queue.enqueue_all(calls)
         supervisor = Supervisor(
-            self, workers=[{"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05}]
+            self,
+            workers=[{"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05}],
         )
         wait_until(lambda: finished_count() == 990, timeout=120)
         wait_until(lambda: Job.objects.failed().count() == 10, timeout=10)
@@ -77,7 +78,9 @@ class DrainTests(TransactionTestCase):
             self.assertEqual(supervisor.wait(timeout=15), 0)
 
     def test_thread_mode_runs_the_same_roles(self) -> None:
-        result = tasks.add.using(run_after=timezone.now() + timedelta(milliseconds=300)).enqueue(3, 4)
+        result = tasks.add.using(run_after=timezone.now() + timedelta(milliseconds=300)).enqueue(
+            3, 4
+        )
         supervisor = Supervisor(self, "--mode", "thread")
         wait_until(lambda: finished_count() == 1, timeout=30)
         self.assertEqual(tasks.add.get_result(result.id).return_value, 7)
@@ -216,7 +219,10 @@ class RecoveryTests(TransactionTestCase):
     def stale_claim(self, kind: str = ProcessKind.WORKER) -> tuple[str, Process]:
         result = tasks.add.enqueue(1, 1)
         process = Process.objects.create(
-            kind=kind, name="gone-worker", pid=999999, hostname="elsewhere",
+            kind=kind,
+            name="gone-worker",
+            pid=999999,
+            hostname="elsewhere",
             last_heartbeat_at=timezone.now() - timedelta(hours=1),
         )
         claim(process=process)
@@ -227,8 +233,9 @@ class RecoveryTests(TransactionTestCase):
         Supervisor(self)
         # The claims are failed first, then the row is dropped (two commits).
         wait_until(
-            lambda: Job.objects.failed().exists()
-            and not Process.objects.filter(pk=process.pk).exists(),
+            lambda: (
+                Job.objects.failed().exists() and not Process.objects.filter(pk=process.pk).exists()
+            ),
             timeout=30,
         )
         self.assertEqual(error_classes(result_id), ["robust_queue.exceptions.ProcessPrunedError"])
@@ -249,10 +256,12 @@ class RecoveryTests(TransactionTestCase):
         supervisor.children("dispatcher")
         [row] = Process.objects.filter(pid=supervisor.pid, kind="supervisor")
         Process.objects.filter(pk=row.pk).delete()
+
         def registered_again() -> Process | None:
             return Process.objects.filter(
                 pid=supervisor.pid, kind="supervisor", supervisees__pk=worker.pk
             ).first()
+
         again = wait_until(registered_again, timeout=30)
         self.assertIsNotNone(again)
         self.assertTrue(is_alive(worker.pid))
@@ -275,8 +284,10 @@ class RecoveryTests(TransactionTestCase):
         wait_until(pruned, timeout=10)
         wait_dead(worker.pid, timeout=30)
         wait_until(
-            lambda: Job.objects.filter(finished_at__isnull=False).count()
-            + Job.objects.failed().count() == 40,
+            lambda: (
+                Job.objects.filter(finished_at__isnull=False).count() + Job.objects.failed().count()
+                == 40
+            ),
             timeout=90,
         )
         self.assertFalse(ClaimedExecution.objects.exists())

@@ -20,8 +20,7 @@ from robust_queue.arguments import (
 )
 
 SUPPORTED = (
-    "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID "
-    "and model instances."
+    "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID and model instances."
 )
 
 

@@ -17,8 +17,11 @@ ENQUEUED = datetime(2031, 1, 1, 12, 0, tzinfo=UTC)
 
 def job(**fields: object) -> Job:
     values: dict[str, object] = {
-        "result_id": "r-1", "task_path": "shop.tasks.send", "queue_name": "mail",
-        "enqueued_at": ENQUEUED, "worker_ids": ["w-1", "w-2"],
+        "result_id": "r-1",
+        "task_path": "shop.tasks.send",
+        "queue_name": "mail",
+        "enqueued_at": ENQUEUED,
+        "worker_ids": ["w-1", "w-2"],
         "last_attempted_at": ENQUEUED + timedelta(milliseconds=1500),
     }
     return Job(**{**values, **fields})
@@ -39,10 +42,18 @@ class AttemptLogTests(SimpleTestCase):
             "Job r-1 started: shop.tasks.send on queue mail, attempt 2, by w-2 after 1500 ms",
         )
         self.assertEqual(
-            {name: getattr(record, name) for name in
-             ("result_id", "task", "queue", "attempt", "worker", "wait_ms")},
-            {"result_id": "r-1", "task": "shop.tasks.send", "queue": "mail", "attempt": 2,
-             "worker": "w-2", "wait_ms": 1500},
+            {
+                name: getattr(record, name)
+                for name in ("result_id", "task", "queue", "attempt", "worker", "wait_ms")
+            },
+            {
+                "result_id": "r-1",
+                "task": "shop.tasks.send",
+                "queue": "mail",
+                "attempt": 2,
+                "worker": "w-2",
+                "wait_ms": 1500,
+            },
         )
 
     def test_the_end_line_adds_run_time_and_outcome(self) -> None:
@@ -56,7 +67,9 @@ class AttemptLogTests(SimpleTestCase):
 
     def test_a_retried_job_waits_from_its_retry_time(self) -> None:
         retry_at = ENQUEUED + timedelta(minutes=5)
-        attempt = Attempt(job(run_after=retry_at, last_attempted_at=retry_at + timedelta(seconds=2)))
+        attempt = Attempt(
+            job(run_after=retry_at, last_attempted_at=retry_at + timedelta(seconds=2))
+        )
         [record] = self.records(attempt)
         self.assertEqual(record.wait_ms, 2000)  # type: ignore[attr-defined]
 

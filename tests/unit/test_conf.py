@@ -88,8 +88,10 @@ class ReadThroughTheTableTests(SimpleTestCase):
         used |= {
             node.args[0].id
             for node in ast.walk(conf_tree)
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "get"
-            and node.args and isinstance(node.args[0], ast.Name)
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", "") == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Name)
         }
         declared = {name for name, key in vars(conf).items() if isinstance(key, conf.Key)}
         self.assertGreater(len(declared), 25)
@@ -142,14 +144,16 @@ class DefaultsTests(SimpleTestCase):
 
 
 class ConversionTests(SimpleTestCase):
-    @override_settings(ROBUST_QUEUE={
-        "process_alive_threshold": timedelta(minutes=2),
-        "clear_finished_jobs_after": 3600,
-        "clear_failed_jobs_after": timedelta(days=30),
-        "statistics_flush_interval": 2,
-        "task_modules": ["a.tasks", "b.tasks"],
-        "argument_models": ["Shop.Order"],
-    })
+    @override_settings(
+        ROBUST_QUEUE={
+            "process_alive_threshold": timedelta(minutes=2),
+            "clear_finished_jobs_after": 3600,
+            "clear_failed_jobs_after": timedelta(days=30),
+            "statistics_flush_interval": 2,
+            "task_modules": ["a.tasks", "b.tasks"],
+            "argument_models": ["Shop.Order"],
+        }
+    )
     def test_a_set_value_is_converted(self) -> None:
         self.assertEqual(conf.get(conf.PROCESS_ALIVE_THRESHOLD), 120.0)
         self.assertEqual(conf.get(conf.CLEAR_FINISHED_JOBS_AFTER), timedelta(hours=1))
@@ -167,34 +171,39 @@ class ConversionTests(SimpleTestCase):
         ):
             conf.get(conf.SHUTDOWN_TIMEOUT)
 
-    @override_settings(ROBUST_QUEUE={
-        "preserve_finished_jobs": "no",
-        "mode": 3,
-        "clear_finished_jobs_after": -5,
-        "statistics_retention": 0,
-        "task_modules": "shop.tasks",
-        "argument_models": ["order"],
-        "metrics_token": "short",
-        "process_heartbeat_interval": True,
-        "database": "",
-        "workers": "ignored here: WorkerConfig validates entries",
-    })
+    @override_settings(
+        ROBUST_QUEUE={
+            "preserve_finished_jobs": "no",
+            "mode": 3,
+            "clear_finished_jobs_after": -5,
+            "statistics_retention": 0,
+            "task_modules": "shop.tasks",
+            "argument_models": ["order"],
+            "metrics_token": "short",
+            "process_heartbeat_interval": True,
+            "database": "",
+            "workers": "ignored here: WorkerConfig validates entries",
+        }
+    )
     def test_every_bad_value_is_listed_with_its_key(self) -> None:
-        self.assertEqual(conf.invalid_values(), [
-            'ROBUST_QUEUE["preserve_finished_jobs"] must be True or False, not \'no\'.',
-            'ROBUST_QUEUE["mode"] must be a non-empty string, not 3.',
-            'ROBUST_QUEUE["clear_finished_jobs_after"] must be 0 seconds or more, not -5.',
-            'ROBUST_QUEUE["statistics_retention"] must be more than 0 seconds, not 0.',
-            'ROBUST_QUEUE["task_modules"] must be a list of non-empty strings, not '
-            "'shop.tasks'.",
-            'ROBUST_QUEUE["argument_models"] must be a list of model labels such as '
-            "\"shop.order\", not ['order'].",
-            'ROBUST_QUEUE["metrics_token"] must be None or a string of at least 16 '
-            "characters, not 'short'.",
-            'ROBUST_QUEUE["process_heartbeat_interval"] must be a number of seconds '
-            "or a timedelta, not True.",
-            'ROBUST_QUEUE["database"] must be a non-empty string, not \'\'.',
-        ])
+        self.assertEqual(
+            conf.invalid_values(),
+            [
+                "ROBUST_QUEUE[\"preserve_finished_jobs\"] must be True or False, not 'no'.",
+                'ROBUST_QUEUE["mode"] must be a non-empty string, not 3.',
+                'ROBUST_QUEUE["clear_finished_jobs_after"] must be 0 seconds or more, not -5.',
+                'ROBUST_QUEUE["statistics_retention"] must be more than 0 seconds, not 0.',
+                'ROBUST_QUEUE["task_modules"] must be a list of non-empty strings, not '
+                "'shop.tasks'.",
+                'ROBUST_QUEUE["argument_models"] must be a list of model labels such as '
+                "\"shop.order\", not ['order'].",
+                'ROBUST_QUEUE["metrics_token"] must be None or a string of at least 16 '
+                "characters, not 'short'.",
+                'ROBUST_QUEUE["process_heartbeat_interval"] must be a number of seconds '
+                "or a timedelta, not True.",
+                "ROBUST_QUEUE[\"database\"] must be a non-empty string, not ''.",
+            ],
+        )
 
     @override_settings(ROBUST_QUEUE={"clear_recurring_executions_after": 10**20})
     def test_a_duration_too_long_for_python_is_an_error_not_a_crash(self) -> None:
@@ -209,10 +218,13 @@ class ConversionTests(SimpleTestCase):
 
     @override_settings(ROBUST_QUEUE={"statistics_retention": None})
     def test_none_is_refused_where_the_key_has_no_off(self) -> None:
-        self.assertEqual(conf.invalid_values(), [
-            'ROBUST_QUEUE["statistics_retention"] must be a number of seconds or a '
-            "timedelta, not None.",
-        ])
+        self.assertEqual(
+            conf.invalid_values(),
+            [
+                'ROBUST_QUEUE["statistics_retention"] must be a number of seconds or a '
+                "timedelta, not None.",
+            ],
+        )
 
 
 class UnknownKeyTests(SimpleTestCase):

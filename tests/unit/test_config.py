@@ -11,8 +11,13 @@ from robust_queue.processes.launch import build_config
 class ConfigTests(SimpleTestCase):
     def test_defaults_mirror_solid_queue(self) -> None:
         config = SupervisorConfig.from_settings()
-        self.assertEqual(config.workers, (WorkerConfig(queues=("*",), threads=3, processes=1, polling_interval=0.1),))
-        self.assertEqual(config.dispatchers, (DispatcherConfig(batch_size=500, polling_interval=1.0),))
+        self.assertEqual(
+            config.workers,
+            (WorkerConfig(queues=("*",), threads=3, processes=1, polling_interval=0.1),),
+        )
+        self.assertEqual(
+            config.dispatchers, (DispatcherConfig(batch_size=500, polling_interval=1.0),)
+        )
         self.assertEqual(
             (config.heartbeat_interval, config.alive_threshold, config.shutdown_timeout),
             (60.0, 300.0, 5.0),
@@ -20,13 +25,15 @@ class ConfigTests(SimpleTestCase):
         self.assertEqual(config.mode, "fork")
         self.assertEqual(config.validate(), [])
 
-    @override_settings(ROBUST_QUEUE={
-        "workers": [{"queues": "mail*", "threads": 5}, {"queues": ["a", "b"], "processes": 2}],
-        "dispatchers": [],
-        "scheduler": False,
-        "process_heartbeat_interval": 5,
-        "process_alive_threshold": 20,
-    })
+    @override_settings(
+        ROBUST_QUEUE={
+            "workers": [{"queues": "mail*", "threads": 5}, {"queues": ["a", "b"], "processes": 2}],
+            "dispatchers": [],
+            "scheduler": False,
+            "process_heartbeat_interval": 5,
+            "process_alive_threshold": 20,
+        }
+    )
     def test_settings_are_read(self) -> None:
         config = SupervisorConfig.from_settings()
         self.assertEqual([w.queues for w in config.workers], [("mail*",), ("a", "b")])
@@ -35,14 +42,16 @@ class ConfigTests(SimpleTestCase):
         self.assertIsNone(config.scheduler)
         self.assertEqual(config.alive_threshold, 20.0)
 
-    @override_settings(ROBUST_QUEUE={
-        "workers": [{"threads": 0, "queues": ["a*b"]}],
-        "dispatchers": [{"batch_size": -1}],
-        "process_heartbeat_interval": 60,
-        "process_alive_threshold": 30,
-        "shutdown_timeout": -1,
-        "mode": "spawn",
-    })
+    @override_settings(
+        ROBUST_QUEUE={
+            "workers": [{"threads": 0, "queues": ["a*b"]}],
+            "dispatchers": [{"batch_size": -1}],
+            "process_heartbeat_interval": 60,
+            "process_alive_threshold": 30,
+            "shutdown_timeout": -1,
+            "mode": "spawn",
+        }
+    )
     def test_every_problem_is_named(self) -> None:
         errors = SupervisorConfig.from_settings().validate()
         for expected in (
@@ -62,7 +71,9 @@ class ConfigTests(SimpleTestCase):
             SupervisorConfig.from_settings()
 
     def test_command_options_override_settings(self) -> None:
-        config = build_config({"queues": "a, b*", "threads": 7, "only_work": True, "mode": "thread"})
+        config = build_config(
+            {"queues": "a, b*", "threads": 7, "only_work": True, "mode": "thread"}
+        )
         self.assertEqual(config.workers[0].queues, ("a", "b*"))
         self.assertEqual(config.workers[0].threads, 7)
         self.assertEqual((config.dispatchers, config.scheduler, config.mode), ((), None, "thread"))

@@ -34,7 +34,9 @@ class RoleListTests(SimpleTestCase):
     @override_settings(ROBUST_QUEUE={"workers": None, "dispatchers": None})
     def test_none_is_one_role_with_the_defaults(self) -> None:
         config = SupervisorConfig.from_settings()
-        self.assertEqual((config.workers, config.dispatchers), ((WorkerConfig(),), (DispatcherConfig(),)))
+        self.assertEqual(
+            (config.workers, config.dispatchers), ((WorkerConfig(),), (DispatcherConfig(),))
+        )
 
     @override_settings(ROBUST_QUEUE={"workers": [], "dispatchers": []})
     def test_an_empty_list_is_no_role(self) -> None:
@@ -76,7 +78,9 @@ class SelectorTests(SimpleTestCase):
         self.assertIn("worker queue selector 'mail box*': a queue name is", error)
 
     def test_no_selector_or_an_empty_one_is_an_error(self) -> None:
-        self.assertIn("worker queues must be non-empty names", WorkerConfig(queues=()).validate()[0])
+        self.assertIn(
+            "worker queues must be non-empty names", WorkerConfig(queues=()).validate()[0]
+        )
         self.assertIn("worker queues must be non-empty names", self.selector_errors("")[0])
 
     def test_a_string_is_one_selector(self) -> None:
@@ -96,8 +100,10 @@ class NumberTests(SimpleTestCase):
 
     def test_a_zero_shutdown_timeout_is_valid_a_negative_one_is_not(self) -> None:
         self.assertEqual(SupervisorConfig(shutdown_timeout=0).validate(), [])
-        self.assertIn("shutdown_timeout must be >= 0, not -0.5",
-                      SupervisorConfig(shutdown_timeout=-0.5).validate())
+        self.assertIn(
+            "shutdown_timeout must be >= 0, not -0.5",
+            SupervisorConfig(shutdown_timeout=-0.5).validate(),
+        )
 
     def test_the_alive_threshold_must_exceed_the_heartbeat(self) -> None:
         same = SupervisorConfig(heartbeat_interval=60, alive_threshold=60).validate()
@@ -110,12 +116,15 @@ class NumberTests(SimpleTestCase):
             dispatchers=(DispatcherConfig(concurrency_maintenance_interval=0),),
             scheduler=SchedulerConfig(polling_interval=-1),
         )
-        self.assertEqual(config.validate(), [
-            "WorkerConfig.threads must be > 0, not 0",
-            "WorkerConfig.processes must be > 0, not 0",
-            "DispatcherConfig.concurrency_maintenance_interval must be > 0, not 0",
-            "SchedulerConfig.polling_interval must be > 0, not -1",
-        ])
+        self.assertEqual(
+            config.validate(),
+            [
+                "WorkerConfig.threads must be > 0, not 0",
+                "WorkerConfig.processes must be > 0, not 0",
+                "DispatcherConfig.concurrency_maintenance_interval must be > 0, not 0",
+                "SchedulerConfig.polling_interval must be > 0, not -1",
+            ],
+        )
 
     def test_intervals_and_timeouts_take_a_timedelta(self) -> None:
         settings = {
@@ -127,8 +136,12 @@ class NumberTests(SimpleTestCase):
         with override_settings(ROBUST_QUEUE=settings):
             config = SupervisorConfig.from_settings()
         self.assertEqual(
-            (config.heartbeat_interval, config.alive_threshold, config.shutdown_timeout,
-             config.maintenance_interval),
+            (
+                config.heartbeat_interval,
+                config.alive_threshold,
+                config.shutdown_timeout,
+                config.maintenance_interval,
+            ),
             (30.0, 120.0, 25.0, 300.0),
         )
 
@@ -136,7 +149,7 @@ class NumberTests(SimpleTestCase):
     def test_a_value_that_is_no_duration_names_its_key(self) -> None:
         with self.assertRaisesMessage(
             ConfigurationError,
-            'ROBUST_QUEUE["shutdown_timeout"] must be a number of seconds or a timedelta, not \'5s\'.',
+            "ROBUST_QUEUE[\"shutdown_timeout\"] must be a number of seconds or a timedelta, not '5s'.",
         ):
             SupervisorConfig.from_settings()
 
@@ -163,8 +176,11 @@ class ValueCheckTests(SimpleTestCase):
             [(m.id, m.msg) for m in messages],
             [
                 ("robust_queue.E020", "ROBUST_QUEUE has unknown key 'colour': it is ignored."),
-                ("robust_queue.E023", 'ROBUST_QUEUE["shutdown_timeout"] must be a number of '
-                                      "seconds or a timedelta, not '5s'."),
+                (
+                    "robust_queue.E023",
+                    'ROBUST_QUEUE["shutdown_timeout"] must be a number of '
+                    "seconds or a timedelta, not '5s'.",
+                ),
             ],
         )
 

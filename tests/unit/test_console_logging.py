@@ -25,8 +25,12 @@ class ConsoleLoggingTests(SimpleTestCase):
 
     @override_settings(LOGGING={})
     def test_without_logging_verbosity_sets_the_level(self) -> None:
-        for verbosity, level in ((0, logging.WARNING), (1, logging.INFO), (2, logging.DEBUG),
-                                 (3, logging.DEBUG)):
+        for verbosity, level in (
+            (0, logging.WARNING),
+            (1, logging.INFO),
+            (2, logging.DEBUG),
+            (3, logging.DEBUG),
+        ):
             with self.subTest(verbosity=verbosity):
                 logging.getLogger("robust_queue").handlers = []
                 self.assertIs(console.configure(verbosity), True)

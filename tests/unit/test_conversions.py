@@ -21,8 +21,9 @@ class SecondsTests(SimpleTestCase):
 
     def test_what_is_not_a_duration_is_refused(self) -> None:
         for value in ("5", None, True, [5], math.nan):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "must be a number of seconds or a timedelta"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "must be a number of seconds or a timedelta"),
             ):
                 c.seconds(value)
 
@@ -34,8 +35,9 @@ class SecondsTests(SimpleTestCase):
     def test_positive_seconds_are_more_than_zero_and_finite(self) -> None:
         self.assertEqual(c.positive_seconds(timedelta(milliseconds=1)), 0.001)
         for value in (0, -3, math.inf, math.nan, timedelta(0)):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "must be more than 0 seconds"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "must be more than 0 seconds"),
             ):
                 c.positive_seconds(value)
 
@@ -49,8 +51,9 @@ class DurationTests(SimpleTestCase):
 
     def test_negative_and_endless_durations_are_refused(self) -> None:
         for value in (-1, timedelta(seconds=-1), math.inf):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "must be 0 seconds or more"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "must be 0 seconds or more"),
             ):
                 c.duration(value)
 
@@ -75,8 +78,9 @@ class ScalarTests(SimpleTestCase):
     def test_flag_takes_only_booleans(self) -> None:
         self.assertIs(c.flag(False), False)
         for value in (0, 1, "yes", None):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "must be True or False"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "must be True or False"),
             ):
                 c.flag(value)
 
@@ -91,25 +95,26 @@ class ScalarTests(SimpleTestCase):
         self.assertEqual(c.texts(()), ())
         # A bare string is one mistake away from a list of its letters.
         for value in ("shop.tasks", ["a", ""], ["a", 3], {"a"}):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "must be a list of non-empty strings"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "must be a list of non-empty strings"),
             ):
                 c.texts(value)
 
     def test_model_labels_are_lower_cased_app_dot_model(self) -> None:
-        self.assertEqual(c.model_labels(["Shop.Order", "auth.user"]),
-                         frozenset({"shop.order", "auth.user"}))
+        self.assertEqual(
+            c.model_labels(["Shop.Order", "auth.user"]), frozenset({"shop.order", "auth.user"})
+        )
         for value in (["order"], ["a.b.c"]):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "model labels"
-            ):
+            with self.subTest(value=value), self.assertRaisesMessage(ValueError, "model labels"):
                 c.model_labels(value)
 
     def test_a_token_has_at_least_sixteen_characters(self) -> None:
         self.assertEqual(c.token("x" * 16), "x" * 16)
         for value in ("x" * 15, 1234567890123456789, None):
-            with self.subTest(value=value), self.assertRaisesMessage(
-                ValueError, "at least 16 characters"
+            with (
+                self.subTest(value=value),
+                self.assertRaisesMessage(ValueError, "at least 16 characters"),
             ):
                 c.token(value)
 

@@ -98,9 +98,7 @@ def relative_links(page: Path) -> list[str]:
 def nested_keys() -> set[str]:
     """Keys of worker, dispatcher, scheduler and recurring task entries."""
     roles = (WorkerConfig, DispatcherConfig, SchedulerConfig)
-    return {f.name for role in roles for f in fields(role)} | set(
-        recurrence.SETTINGS_FIELDS
-    )
+    return {f.name for role in roles for f in fields(role)} | set(recurrence.SETTINGS_FIELDS)
 
 
 def option_keys() -> set[str]:
@@ -116,8 +114,7 @@ class SettingsPageTests(SimpleTestCase):
     def test_the_key_search_finds_the_keys_it_should(self) -> None:
         """The search itself works (guards against a silent empty set)."""
         self.assertTrue(
-            {"database", "workers", "recurring_tasks", "admin_mask"}
-            <= robust_queue_keys()
+            {"database", "workers", "recurring_tasks", "admin_mask"} <= robust_queue_keys()
         )
         self.assertLessEqual({"database", "max_payload_bytes"}, option_keys())
 
@@ -177,7 +174,7 @@ def signal_names() -> set[str]:
 def documented_signals() -> set[str]:
     """The signals of the page's "Robust Queue's own signals" table."""
     text = EXCEPTIONS_PAGE.read_text()
-    own = text[text.index("### Robust Queue's own signals"):text.index("## Exceptions")]
+    own = text[text.index("### Robust Queue's own signals") : text.index("## Exceptions")]
     return {name for cell in SIGNAL_CELL.findall(own) for name in re.findall(r"`(\w+)`", cell)}
 
 
@@ -200,7 +197,9 @@ def command_options(command: BaseCommand) -> set[str]:
 
     def options(of: BaseCommand) -> set[str]:
         parser = of.create_parser("manage.py", "robust_queue")
-        return {o for action in parser._actions for o in action.option_strings if o.startswith("--")}
+        return {
+            o for action in parser._actions for o in action.option_strings if o.startswith("--")
+        }
 
     return options(command) - options(Bare())
 
@@ -214,11 +213,13 @@ def command_section(name: str) -> str:
         headings = list(SECTION.finditer(text))
         for heading, following in zip(headings, [*headings[1:], None], strict=True):
             title = heading.group(1)
-            found = title == wanted if wanted else (
-                f"robust_queue {name}`" in title or f"/ `{name}`" in title
+            found = (
+                title == wanted
+                if wanted
+                else (f"robust_queue {name}`" in title or f"/ `{name}`" in title)
             )
             if found:
-                return text[heading.end():following.start() if following else len(text)]
+                return text[heading.end() : following.start() if following else len(text)]
     raise AssertionError(f"no section documents robust_queue {name}".strip())
 
 

@@ -47,7 +47,9 @@ class OperationsSnippetTests(SnippetTestCase):
         process = Process(name="worker-web-1", hostname="web-1")
         with self.assertLogs("myapp.alerts", "ERROR") as logs:
             signals.process_pruned.send(sender=Process, process=process, failed_jobs=2)
-        self.assertEqual(logs.records[0].getMessage(), "worker-web-1 on web-1 died; 2 job(s) failed")
+        self.assertEqual(
+            logs.records[0].getMessage(), "worker-web-1 on web-1 died; 2 job(s) failed"
+        )
 
     def test_signal_receivers(self) -> None:
         self.run_page("docs/reference/signals-exceptions.md")

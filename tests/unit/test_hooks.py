@@ -98,10 +98,13 @@ class HookValidationTests(SimpleTestCase):
         }
         with override_settings(ROBUST_QUEUE={"hooks": setting}):
             problems = hooks.validate()
-        self.assertEqual(problems[:2], [
-            "hooks: unknown process kind 'wroker'",
-            "hooks['worker']: unknown event 'on_boot'",
-        ])
+        self.assertEqual(
+            problems[:2],
+            [
+                "hooks: unknown process kind 'wroker'",
+                "hooks['worker']: unknown event 'on_boot'",
+            ],
+        )
         self.assertEqual(len(problems), 4)
         self.assertTrue(problems[2].startswith("hooks['worker']['on_stop']: No module named 'no'"))
-        self.assertIn("does not define a \"nothing\" attribute", problems[3])
+        self.assertIn('does not define a "nothing" attribute', problems[3])

@@ -117,8 +117,10 @@ class ImportGraphTests(SimpleTestCase):
             "p.a": ("from .b import x\n", False),
             "p.b": ("def f():\n    from . import c\n", False),
             "p.c": ("import p.a\n", False),
-            "p.d": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n",
-                    False),
+            "p.d": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n",
+                False,
+            ),
             "p.sub": ("from ..d import z\n", True),
         }
         graph = import_graph(sources)
@@ -138,8 +140,13 @@ class ImportGraphTests(SimpleTestCase):
         """Policy, backend, processes and admin import the models, never the
         other way round."""
         graph = import_graph(package_sources())
-        above = ("robust_queue.backend", "robust_queue.cancellation",
-                 "robust_queue.enqueueing", "robust_queue.processes", "robust_queue.admin")
+        above = (
+            "robust_queue.backend",
+            "robust_queue.cancellation",
+            "robust_queue.enqueueing",
+            "robust_queue.processes",
+            "robust_queue.admin",
+        )
         for name, imported in graph.items():
             if name.startswith("robust_queue.models"):
                 with self.subTest(module=name):

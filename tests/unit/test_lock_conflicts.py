@@ -37,8 +37,9 @@ class LockConflictTests(SimpleTestCase):
 
     def test_mysql_error_codes(self) -> None:
         self.assertEqual(lock_conflict(OperationalError(1213, "Deadlock found")), "deadlock")
-        self.assertEqual(lock_conflict(OperationalError(1205, "Lock wait timeout")),
-                         "lock wait timeout")
+        self.assertEqual(
+            lock_conflict(OperationalError(1205, "Lock wait timeout")), "lock wait timeout"
+        )
 
     def test_other_errors_are_not_conflicts(self) -> None:
         self.assertIsNone(lock_conflict(OperationalError(2013, "Lost connection")))
@@ -65,9 +66,13 @@ class RetryTests(SimpleTestCase):
         return operation, calls
 
     def test_a_conflict_runs_the_operation_again(self) -> None:
-        operation, calls = self.flaky([OperationalError(1213, "Deadlock"), OperationalError(1205, "wait")])
+        operation, calls = self.flaky(
+            [OperationalError(1213, "Deadlock"), OperationalError(1205, "wait")]
+        )
         with self.assertLogs(deadlocks.logger, "WARNING") as logs:
-            self.assertEqual(retry_on_lock_conflict(operation, using="default", what="Claim"), "done")
+            self.assertEqual(
+                retry_on_lock_conflict(operation, using="default", what="Claim"), "done"
+            )
         self.assertEqual(len(calls), 3)
         self.assertIn("Claim: deadlock on 'default'; retrying in", logs.output[0])
         self.assertIn("(attempt 2 of 5)", logs.output[0])
@@ -77,8 +82,10 @@ class RetryTests(SimpleTestCase):
 
     def test_it_gives_up_after_its_attempts(self) -> None:
         operation, calls = self.flaky([OperationalError(1213, "Deadlock")] * 3)
-        with self.assertLogs(deadlocks.logger, "WARNING") as logs, \
-                self.assertRaises(OperationalError):
+        with (
+            self.assertLogs(deadlocks.logger, "WARNING") as logs,
+            self.assertRaises(OperationalError),
+        ):
             retry_on_lock_conflict(operation, using="default", what="Finish", attempts=3)
         self.assertEqual(len(calls), 3)
         self.assertIn("Finish: deadlock on 'default'; gave up after 3 attempts", logs.output[-1])
@@ -88,4 +95,3 @@ class RetryTests(SimpleTestCase):
         with self.assertRaises(IntegrityError):
             retry_on_lock_conflict(operation, using="default", what="Enqueue")
         self.assertEqual((len(calls), self.sleep.call_count), (1, 0))
-

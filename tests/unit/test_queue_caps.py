@@ -30,9 +30,7 @@ class QueueCapSettingsTests(SimpleTestCase):
         cases = {
             "must be a dict of queue name -> options, not ['mail']": ["mail"],
             """ROBUST_QUEUE["queues"]['mail']["max_concurrency"] must be a whole number >= 1 """
-            """or None (no cap), not 0""": {
-                "mail": {"max_concurrency": 0}
-            },
+            """or None (no cap), not 0""": {"mail": {"max_concurrency": 0}},
             "not True": {"mail": {"max_concurrency": True}},
             "not 2.5": {"mail": {"max_concurrency": 2.5}},
             "not '5'": {"mail": {"max_concurrency": "5"}},

@@ -45,8 +45,7 @@ class OrderValidationTests(SimpleTestCase):
         errors = config.validate()
         self.assertIn("worker weights['a'] must be a whole number >= 1, not 0", errors)
         self.assertIn(
-            "worker weights name queue 'b', which the worker's queues ['a', 'mail*'] "
-            "do not select",
+            "worker weights name queue 'b', which the worker's queues ['a', 'mail*'] do not select",
             errors,
         )
         self.assertIn("worker weights['c'] must be a whole number >= 1, not True", errors)
@@ -65,9 +64,9 @@ class OrderValidationTests(SimpleTestCase):
         with self.assertRaisesMessage(SystemCheckError, "worker order must be one of"):
             call_command("check")
 
-    @override_settings(ROBUST_QUEUE={
-        "workers": [{"queues": ["a", "b"], "order": "weighted", "weights": {"a": 3}}]
-    })
+    @override_settings(
+        ROBUST_QUEUE={"workers": [{"queues": ["a", "b"], "order": "weighted", "weights": {"a": 3}}]}
+    )
     def test_settings_are_read(self) -> None:
         (worker,) = SupervisorConfig.from_settings().workers
         self.assertEqual((worker.order, worker.weights), ("weighted", {"a": 3}))

@@ -37,7 +37,10 @@ class RateLimitOptionTests(SimpleTestCase):
             ({"to": 2, "per": HOUR, "key": 5}, "'key' must be a string, a callable or None"),
             ({"to": 2, "per": HOUR, "group": ""}, "'group' must be a non-empty string"),
         ):
-            with self.subTest(options=options), self.assertRaisesMessage(ConfigurationError, message):
+            with (
+                self.subTest(options=options),
+                self.assertRaisesMessage(ConfigurationError, message),
+            ):
                 robust_queue.rate_limit(**options)
 
     def test_the_task_keyword_is_the_decorator(self) -> None:
@@ -49,8 +52,13 @@ class RateLimitOptionTests(SimpleTestCase):
             task(rate_limit={"to": 0, "per": HOUR})(_sample)
 
     def test_keys_are_per_task_or_group_and_bounded(self) -> None:
-        self.assertEqual(rate_key(co.rated, ("acme",), {}), "testproject.coordination_tasks.rated/acme")
-        self.assertEqual(rate_key(co.rated_and_limited, (1,), {}), "testproject.coordination_tasks.rated_and_limited/")
+        self.assertEqual(
+            rate_key(co.rated, ("acme",), {}), "testproject.coordination_tasks.rated/acme"
+        )
+        self.assertEqual(
+            rate_key(co.rated_and_limited, (1,), {}),
+            "testproject.coordination_tasks.rated_and_limited/",
+        )
         # Tasks of this module's own: the project's declarations stay as they are.
         sample = task()(_sample)
         grouped = robust_queue.rate_limit(to=1, per=HOUR, key="x", group="api")(sample)

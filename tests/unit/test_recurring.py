@@ -84,8 +84,15 @@ class DecoratorTests(SimpleTestCase):
 
 class SettingsTests(SimpleTestCase):
     def test_declared_in_settings(self) -> None:
-        entries = {"nightly": {"task": "testproject.tasks.report", "schedule": "0 2 * * *",
-                               "args": [5], "queue_name": "night", "priority": -3}}
+        entries = {
+            "nightly": {
+                "task": "testproject.tasks.report",
+                "schedule": "0 2 * * *",
+                "args": [5],
+                "queue_name": "night",
+                "priority": -3,
+            }
+        }
         with override_settings(ROBUST_QUEUE={"recurring_tasks": entries}):
             (definition,), errors = from_settings()
             self.assertEqual(validate_recurring(), [])
@@ -109,10 +116,14 @@ class SettingsTests(SimpleTestCase):
                 recurring_module.definitions()
         text = "\n".join(errors)
         self.assertEqual(len(errors), 6, text)
-        for needle in ("'* * *' does not parse", "'os.system' names no task declared",
-                       "'testproject.tasks.not_a_task' names no task declared",
-                       "arguments cannot be stored", "unknown fields: queue",
-                       "'tick-july' is declared both"):
+        for needle in (
+            "'* * *' does not parse",
+            "'os.system' names no task declared",
+            "'testproject.tasks.not_a_task' names no task declared",
+            "arguments cannot be stored",
+            "unknown fields: queue",
+            "'tick-july' is declared both",
+        ):
             self.assertIn(needle, text)
         # The clash is with the @recurring declaration on control_tasks.tick.
         declared = {d.key: d.task_path for d in recurring_module.declared()}

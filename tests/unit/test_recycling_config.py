@@ -15,13 +15,14 @@ class RecyclingConfigTests(SimpleTestCase):
         self.assertEqual((worker.max_jobs, worker.max_memory), (None, None))
         self.assertEqual(worker.idle_polling_ceiling, 2.0)
 
-    @override_settings(ROBUST_QUEUE={
-        "workers": [{"max_jobs": 500, "max_memory": 512, "idle_polling_ceiling": 5}]
-    })
+    @override_settings(
+        ROBUST_QUEUE={"workers": [{"max_jobs": 500, "max_memory": 512, "idle_polling_ceiling": 5}]}
+    )
     def test_settings_are_read(self) -> None:
         worker = SupervisorConfig.from_settings().workers[0]
-        self.assertEqual((worker.max_jobs, worker.max_memory, worker.idle_polling_ceiling),
-                         (500, 512, 5))
+        self.assertEqual(
+            (worker.max_jobs, worker.max_memory, worker.idle_polling_ceiling), (500, 512, 5)
+        )
         self.assertEqual(SupervisorConfig.from_settings().validate(), [])
 
     def test_bad_limits_are_named(self) -> None:

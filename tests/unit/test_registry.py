@@ -18,6 +18,7 @@ class RegisterTests(SimpleTestCase):
 
     def test_a_new_function_under_the_same_path_replaces_the_old(self) -> None:
         """A re-imported module declares new functions; the newest wins."""
+
         def shout(text: str) -> str:
             return text
 
@@ -34,7 +35,10 @@ class RegisterTests(SimpleTestCase):
         """Only the backend's task class is a declaration (a .using() copy
         of another backend's task is a plain Task)."""
         Task(
-            priority=0, func=other_backend.shout, backend="default",
-            queue_name="default", run_after=None,
+            priority=0,
+            func=other_backend.shout,
+            backend="default",
+            queue_name="default",
+            run_after=None,
         )
         self.assertIsNone(registry.declared("testproject.other_backend.shout"))

@@ -15,8 +15,9 @@ from testproject import tasks
 
 class PolicyTests(SimpleTestCase):
     def test_exponential_backoff_doubles_up_to_the_cap(self) -> None:
-        policy = RetryPolicy(attempts=10, wait=timedelta(seconds=2),
-                             max_wait=timedelta(seconds=10), jitter=0)
+        policy = RetryPolicy(
+            attempts=10, wait=timedelta(seconds=2), max_wait=timedelta(seconds=10), jitter=0
+        )
         delays = [policy.delay(n).total_seconds() for n in range(1, 6)]
         self.assertEqual(delays, [2, 4, 8, 10, 10])
 
@@ -41,9 +42,13 @@ class PolicyTests(SimpleTestCase):
         self.assertEqual(as_delta.delay(3), timedelta(minutes=3))
 
     def test_retry_in_counts_attempts_and_filters_errors(self) -> None:
-        policy = RetryPolicy(attempts=3, backoff="fixed", wait=timedelta(seconds=5),
-                             retry_on=(ValueError, ProcessExitError),
-                             discard_on=(UnicodeError,))
+        policy = RetryPolicy(
+            attempts=3,
+            backoff="fixed",
+            wait=timedelta(seconds=5),
+            retry_on=(ValueError, ProcessExitError),
+            discard_on=(UnicodeError,),
+        )
         self.assertEqual(policy.retry_in(ValueError(), 1), timedelta(seconds=5))
         self.assertIsNotNone(policy.retry_in(ProcessExitError(), 2))
         self.assertIsNone(policy.retry_in(ValueError(), 3), "attempts exhausted")

@@ -27,9 +27,7 @@ class PlanTests(SimpleTestCase):
 
     def test_a_prefix_expands_to_existing_queues(self) -> None:
         plan = plan_for(("reports", "mail*"), NAMES, set())
-        self.assertEqual(
-            plan, [("reports", ()), ("mail_bulk", ()), ("mail_fast", ())]
-        )
+        self.assertEqual(plan, [("reports", ()), ("mail_bulk", ()), ("mail_fast", ())])
 
     def test_a_prefix_matching_nothing_adds_no_query(self) -> None:
         self.assertEqual(plan_for(("sms*",), NAMES, set()), [])

@@ -40,8 +40,12 @@ def undeclared(x: int) -> int:
 def build(**options: object) -> RobustQueueTask:
     """A task of ``undeclared`` (Django 6.0's Task fields have no defaults)."""
     return RobustQueueTask(
-        func=undeclared, priority=0, backend="default", queue_name="default",
-        run_after=None, **options,
+        func=undeclared,
+        priority=0,
+        backend="default",
+        queue_name="default",
+        run_after=None,
+        **options,
     )
 
 
@@ -135,8 +139,11 @@ class BadOptionTests(SimpleTestCase):
 
     def test_decorators_go_over_a_task(self) -> None:
         for decorator in (retry(), limits_concurrency("k")):
-            with self.subTest(decorator), self.assertRaisesMessage(
-                ConfigurationError, "must be stacked over @task, not applied to"
+            with (
+                self.subTest(decorator),
+                self.assertRaisesMessage(
+                    ConfigurationError, "must be stacked over @task, not applied to"
+                ),
             ):
                 decorator(undeclared)  # type: ignore[arg-type]
 
@@ -146,11 +153,17 @@ class BadOptionTests(SimpleTestCase):
         values = {field.name: getattr(tasks.add, field.name) for field in fields(Task)}
         for name, value in {**values, "func": undeclared, "backend": "elsewhere"}.items():
             object.__setattr__(plain, name, value)
-        for name, decorator in (("retry", retry()), ("limits_concurrency", limits_concurrency("k"))):
-            with self.subTest(name), self.assertRaisesMessage(
-                ConfigurationError,
-                f"@{name} must be stacked over @task for a Robust Queue backend: "
-                f"task {plain.module_path} runs on backend 'elsewhere'",
+        for name, decorator in (
+            ("retry", retry()),
+            ("limits_concurrency", limits_concurrency("k")),
+        ):
+            with (
+                self.subTest(name),
+                self.assertRaisesMessage(
+                    ConfigurationError,
+                    f"@{name} must be stacked over @task for a Robust Queue backend: "
+                    f"task {plain.module_path} runs on backend 'elsewhere'",
+                ),
             ):
                 decorator(plain)
 
@@ -181,12 +194,15 @@ class LeafTests(SimpleTestCase):
         )
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         out = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, env=env,
-            capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         loaded = set(eval(out))  # noqa: S307 - our own printed list
         self.assertEqual(
             loaded & {"robust_queue.models", "robust_queue.registry", "robust_queue.performing"},
             set(),
         )
-

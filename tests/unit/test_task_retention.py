@@ -36,7 +36,10 @@ class RetainTests(SimpleTestCase):
             ({"finished": float("inf")}, "not inf"),
             ({"finished": True}, "not True"),
         ):
-            with self.subTest(options=options), self.assertRaisesMessage(ConfigurationError, message):
+            with (
+                self.subTest(options=options),
+                self.assertRaisesMessage(ConfigurationError, message),
+            ):
                 robust_queue.retain(**options)
 
     def test_the_task_keyword_is_the_decorator(self) -> None:
@@ -49,10 +52,14 @@ class RetainTests(SimpleTestCase):
 
 
 class RetentionSettingTests(SimpleTestCase):
-    @override_settings(ROBUST_QUEUE={"task_retention": {
-        "app.tasks.a": {"finished": 60, "failed": None},
-        "app.tasks.b": {"failed": timedelta(days=2)},
-    }})
+    @override_settings(
+        ROBUST_QUEUE={
+            "task_retention": {
+                "app.tasks.a": {"finished": 60, "failed": None},
+                "app.tasks.b": {"failed": timedelta(days=2)},
+            }
+        }
+    )
     def test_entries_are_read(self) -> None:
         self.assertEqual(task_retention.validate_settings(), [])
         self.assertEqual(
@@ -63,13 +70,17 @@ class RetentionSettingTests(SimpleTestCase):
             },
         )
 
-    @override_settings(ROBUST_QUEUE={"task_retention": {
-        "app.tasks.a": {"finished": -1},
-        "app.tasks.b": {"kept": 5},
-        "app.tasks.c": {},
-        "": {"finished": 5},
-        "app.tasks.d": "forever",
-    }})
+    @override_settings(
+        ROBUST_QUEUE={
+            "task_retention": {
+                "app.tasks.a": {"finished": -1},
+                "app.tasks.b": {"kept": 5},
+                "app.tasks.c": {},
+                "": {"finished": 5},
+                "app.tasks.d": "forever",
+            }
+        }
+    )
     def test_each_problem_is_named_and_reported_by_the_checks(self) -> None:
         problems = task_retention.validate_settings()
         for expected in (
@@ -88,5 +99,7 @@ class RetentionSettingTests(SimpleTestCase):
     def test_a_setting_that_is_not_a_dict_is_refused(self) -> None:
         self.assertEqual(
             task_retention.validate_settings(),
-            ["ROBUST_QUEUE[\"task_retention\"] must be a dict of task path -> options, not ['app.tasks.a']"],
+            [
+                "ROBUST_QUEUE[\"task_retention\"] must be a dict of task path -> options, not ['app.tasks.a']"
+            ],
         )

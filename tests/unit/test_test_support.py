@@ -46,8 +46,12 @@ class BrowserTierTests(SimpleTestCase):
             "sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', 'tests/browser']))"
         )
         done = subprocess.run(
-            [sys.executable, "-c", hide], cwd=ROOT, env=env,
-            capture_output=True, text=True, timeout=300,
+            [sys.executable, "-c", hide],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("skipped", done.stdout)

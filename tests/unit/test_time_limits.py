@@ -68,17 +68,24 @@ class SettingsTests(SimpleTestCase):
         self.assertEqual(conf.get(conf.INTERRUPT_GRACE_PERIOD), 5.0)
         self.assertEqual(check_settings(), [])
 
-    @override_settings(ROBUST_QUEUE={
-        "time_limit": -1, "cancel_grace_period": "soon", "interrupt_grace_period": 0,
-    })
+    @override_settings(
+        ROBUST_QUEUE={
+            "time_limit": -1,
+            "cancel_grace_period": "soon",
+            "interrupt_grace_period": 0,
+        }
+    )
     def test_bad_settings_are_system_check_errors(self) -> None:
         messages = [message.msg for message in check_settings()]
-        self.assertEqual(messages, [
-            'ROBUST_QUEUE["time_limit"] must be more than 0 seconds, not -1.',
-            'ROBUST_QUEUE["cancel_grace_period"] must be a number of seconds or a '
-            "timedelta, not 'soon'.",
-            'ROBUST_QUEUE["interrupt_grace_period"] must be more than 0 seconds, not 0.',
-        ])
+        self.assertEqual(
+            messages,
+            [
+                'ROBUST_QUEUE["time_limit"] must be more than 0 seconds, not -1.',
+                'ROBUST_QUEUE["cancel_grace_period"] must be a number of seconds or a '
+                "timedelta, not 'soon'.",
+                'ROBUST_QUEUE["interrupt_grace_period"] must be more than 0 seconds, not 0.',
+            ],
+        )
 
     @override_settings(ROBUST_QUEUE={"time_limit": 1e12})
     def test_an_absurd_default_is_refused_when_used_too(self) -> None:

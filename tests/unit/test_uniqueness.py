@@ -47,8 +47,9 @@ class BadOptionTests(SimpleTestCase):
             ({"key": ""}, "'key' must not be empty"),
         ]
         for options, message in cases:
-            with self.subTest(options=options), self.assertRaisesMessage(
-                ConfigurationError, message
+            with (
+                self.subTest(options=options),
+                self.assertRaisesMessage(ConfigurationError, message),
             ):
                 unique(**options)  # type: ignore[arg-type]
 
@@ -64,8 +65,9 @@ class BadOptionTests(SimpleTestCase):
             "'within' must be a positive timedelta": {"within": timedelta(0)},
         }
         for message, options in cases.items():
-            with self.subTest(message=message), self.assertRaisesMessage(
-                ConfigurationError, message
+            with (
+                self.subTest(message=message),
+                self.assertRaisesMessage(ConfigurationError, message),
             ):
                 task(unique=options)(doomed)
 
@@ -77,9 +79,7 @@ class BadOptionTests(SimpleTestCase):
 class CountingTests(SimpleTestCase):
     def test_default_states_are_waiting_and_running(self) -> None:
         uniqueness = build_uniqueness()
-        self.assertEqual(
-            uniqueness.counted_states, ("ready", "scheduled", "blocked", "running")
-        )
+        self.assertEqual(uniqueness.counted_states, ("ready", "scheduled", "blocked", "running"))
         self.assertIs(uniqueness.counts("claimed", None, None), True)
         self.assertIs(uniqueness.counts("finished", timezone.now(), None), False)
 

@@ -38,11 +38,13 @@ SUBCOMMANDS: dict[str, type[BaseCommand]] = {
     "prune": PruneCommand,
 }
 
+
 class Command(BaseCommand):
     help = (
         "Run Robust Queue's supervisor with its workers, dispatchers and "
         "scheduler. Subcommands (each with --help): "
-        + ", ".join(name for name in SUBCOMMANDS if name != "prune") + "."
+        + ", ".join(name for name in SUBCOMMANDS if name != "prune")
+        + "."
     )
 
     def get_version(self) -> str:
@@ -57,7 +59,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--check", action="store_true",
+            "--check",
+            action="store_true",
             help="run the checks (settings, task modules, migrations, queues) and exit",
         )
         roles = parser.add_mutually_exclusive_group()

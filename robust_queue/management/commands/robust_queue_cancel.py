@@ -33,7 +33,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("result_ids", nargs="+", metavar="RESULT_ID")
         parser.add_argument(
-            "--backend", default=DEFAULT_TASK_BACKEND_ALIAS,
+            "--backend",
+            default=DEFAULT_TASK_BACKEND_ALIAS,
             help="TASKS alias of the jobs' backend (default: %(default)s).",
         )
 

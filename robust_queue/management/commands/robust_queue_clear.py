@@ -37,11 +37,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--older-than", type=duration, default=None,
+            "--older-than",
+            type=duration,
+            default=None,
             help="Finished jobs older than this (default: clear_finished_jobs_after).",
         )
         parser.add_argument(
-            "--failed-older-than", type=duration, default=None,
+            "--failed-older-than",
+            type=duration,
+            default=None,
             help="Also failed jobs older than this (default: clear_failed_jobs_after, off).",
         )
         parser.add_argument("--task", default=None, help="Only jobs of this task path.")
@@ -54,7 +58,9 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1.")
         finished, failed = options["older_than"], options["failed_older_than"]
         retention = Retention(
-            finished_older_than=conf.get(conf.CLEAR_FINISHED_JOBS_AFTER) if finished is None else finished,
+            finished_older_than=conf.get(conf.CLEAR_FINISHED_JOBS_AFTER)
+            if finished is None
+            else finished,
             failed_older_than=conf.get(conf.CLEAR_FAILED_JOBS_AFTER) if failed is None else failed,
             task_path=options["task"],
             batch_size=options["batch_size"],
@@ -77,6 +83,5 @@ def _require_known_task(task_path: str, using: str) -> None:
     close = difflib.get_close_matches(task_path, paths, n=1)
     raise CommandError(
         f"Unknown task {task_path!r}: no task has this path and no job in "
-        f"database {using!r} names it."
-        + (f" Did you mean {close[0]!r}?" if close else "")
+        f"database {using!r} names it." + (f" Did you mean {close[0]!r}?" if close else "")
     )

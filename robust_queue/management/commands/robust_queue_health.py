@@ -48,26 +48,37 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--max-latency", type=seconds, metavar="DURATION",
+            "--max-latency",
+            type=seconds,
+            metavar="DURATION",
             help="fail when a queue's oldest ready job is older (60, 90s, 5m)",
         )
         parser.add_argument(
-            "--queue", type=queue_name, action="append", default=[], metavar="NAME",
+            "--queue",
+            type=queue_name,
+            action="append",
+            default=[],
+            metavar="NAME",
             help="only look at this queue (repeatable)",
         )
         parser.add_argument(
-            "--require-workers", action="store_true",
+            "--require-workers",
+            action="store_true",
             help="fail unless a live worker polls each --queue (or any worker runs)",
         )
         parser.add_argument(
-            "--skip-supervisor", action="store_true",
+            "--skip-supervisor",
+            action="store_true",
             help="do not require a supervisor on this host (a host that only enqueues)",
         )
         parser.add_argument(
-            "--fail-on-unused-queues", action="store_true",
+            "--fail-on-unused-queues",
+            action="store_true",
             help="fail (not only warn) when a worker queue is used by no task (W020)",
         )
-        parser.add_argument("--pidfile", help="the supervisor's pidfile (default: supervisor_pidfile)")
+        parser.add_argument(
+            "--pidfile", help="the supervisor's pidfile (default: supervisor_pidfile)"
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -77,13 +88,16 @@ class Command(BaseCommand):
             raise CommandError(f"Invalid ROBUST_QUEUE settings: {exc}") from exc
         if options["pidfile"]:
             config = replace(config, pidfile=options["pidfile"])
-        report = health.check(config, health.Thresholds(
-            max_latency=options["max_latency"],
-            queues=tuple(options["queue"]),
-            require_workers=options["require_workers"],
-            check_supervisor=not options["skip_supervisor"],
-            fail_on_unused_queues=options["fail_on_unused_queues"],
-        ))
+        report = health.check(
+            config,
+            health.Thresholds(
+                max_latency=options["max_latency"],
+                queues=tuple(options["queue"]),
+                require_workers=options["require_workers"],
+                check_supervisor=not options["skip_supervisor"],
+                fail_on_unused_queues=options["fail_on_unused_queues"],
+            ),
+        )
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), indent=2))
         else:

@@ -19,7 +19,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--database", default=None,
+            "--database",
+            default=None,
             help="database alias (default: the queue's database)",
         )
 

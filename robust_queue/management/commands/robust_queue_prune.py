@@ -13,7 +13,7 @@ from .robust_queue_clear import Command as ClearCommand
 DEPRECATION = (
     "`robust_queue prune` is deprecated and will be removed: use "
     "`manage.py robust_queue clear` (or `robust_queue_clear`), which takes the "
-    "same options. \"Prune\" now names only the removal of dead processes."
+    'same options. "Prune" now names only the removal of dead processes.'
 )
 
 

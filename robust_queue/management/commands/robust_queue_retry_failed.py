@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--exception",
             help="Only jobs whose last error is this class: a full path "
-                 "(myapp.errors.Timeout) or a class name (Timeout).",
+            "(myapp.errors.Timeout) or a class name (Timeout).",
         )
         parser.add_argument("--database", default=None, help="Queue database alias.")
         parser.add_argument("--dry-run", action="store_true", help="Only count.")

@@ -24,20 +24,37 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         using = options["database"] or conf.queue_database()
         snapshot = status(using, failures=max(options["failures"], 0))
-        self._table("Queues", ["queue", "ready", "latency", "paused", "workers", "running", "status"], [
-            [q.name, str(q.size), short(q.latency), "yes" if q.is_paused else "no",
-             f"{q.workers} ({q.busy}/{q.threads} threads busy)", str(q.running), q.status]
-            for q in snapshot.queues
-        ])
-        self._table("Processes", ["kind", "name", "pid", "host", "heartbeat"], [
-            [p.kind, p.name, str(p.pid), p.hostname, ago(p.last_heartbeat_at)]
-            for p in snapshot.processes
-        ])
+        self._table(
+            "Queues",
+            ["queue", "ready", "latency", "paused", "workers", "running", "status"],
+            [
+                [
+                    q.name,
+                    str(q.size),
+                    short(q.latency),
+                    "yes" if q.is_paused else "no",
+                    f"{q.workers} ({q.busy}/{q.threads} threads busy)",
+                    str(q.running),
+                    q.status,
+                ]
+                for q in snapshot.queues
+            ],
+        )
+        self._table(
+            "Processes",
+            ["kind", "name", "pid", "host", "heartbeat"],
+            [
+                [p.kind, p.name, str(p.pid), p.hostname, ago(p.last_heartbeat_at)]
+                for p in snapshot.processes
+            ],
+        )
         self._table(
             f"Recent failures ({snapshot.failed_total} failed job(s) in all)",
             ["failed", "task", "queue", "exception", "result id"],
-            [[ago(f.failed_at), f.task_path, f.queue_name, f.exception, f.result_id]
-             for f in snapshot.failures],
+            [
+                [ago(f.failed_at), f.task_path, f.queue_name, f.exception, f.result_id]
+                for f in snapshot.failures
+            ],
         )
 
     def _table(self, title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -47,5 +64,7 @@ class Command(BaseCommand):
             return
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for row in [header, *rows]:
-            self.stdout.write("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            self.stdout.write(
+                "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            )
         self.stdout.write("")

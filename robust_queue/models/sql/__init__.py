@@ -22,8 +22,16 @@ from .sqlite import SQLiteDialect
 from .statements import Statement, queue_filter
 
 __all__ = [
-    "NOTIFY_CHANNEL", "ClaimedRows", "Dialect", "MySQLDialect", "PostgreSQLDialect",
-    "SQLiteDialect", "Statement", "dialect_for", "dialect_of", "queue_filter",
+    "NOTIFY_CHANNEL",
+    "ClaimedRows",
+    "Dialect",
+    "MySQLDialect",
+    "PostgreSQLDialect",
+    "SQLiteDialect",
+    "Statement",
+    "dialect_for",
+    "dialect_of",
+    "queue_filter",
 ]
 
 DIALECTS: dict[str, type[Dialect]] = {

@@ -50,7 +50,9 @@ class Statements:
 
     @cached_property
     def _return_value_field(self) -> Field[Any, Any]:
-        field: Field[Any, Any] = apps.get_model("robust_queue", "Job")._meta.get_field("return_value")
+        field: Field[Any, Any] = apps.get_model("robust_queue", "Job")._meta.get_field(
+            "return_value"
+        )
         return field
 
     def lock_ready(self, limit: int, queue: Statement) -> Statement:
@@ -138,7 +140,9 @@ class Statements:
         (quoted), doing nothing where a unique key already holds them."""
         return f"INSERT INTO {table} {values} ON CONFLICT DO NOTHING"
 
-    def upsert_adding(self, table: str, keys: Sequence[str], added: Sequence[str], rows: int) -> str:
+    def upsert_adding(
+        self, table: str, keys: Sequence[str], added: Sequence[str], rows: int
+    ) -> str:
         """INSERT ``rows`` rows of ``keys`` + ``added`` into ``table`` (names
         unquoted); a row whose keys exist adds ``added`` to the stored values."""
         quote = self.connection.ops.quote_name

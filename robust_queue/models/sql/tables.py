@@ -13,8 +13,11 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 # Attribute of ``Tables``: model of ``robust_queue``.
 _MODELS = {
-    "ready": "ReadyExecution", "claimed": "ClaimedExecution", "job": "Job",
-    "task_pause": "TaskPause", "queue_cap": "QueueCap",
+    "ready": "ReadyExecution",
+    "claimed": "ClaimedExecution",
+    "job": "Job",
+    "task_pause": "TaskPause",
+    "queue_cap": "QueueCap",
 }
 
 

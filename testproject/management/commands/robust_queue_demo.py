@@ -51,7 +51,9 @@ class Command(BaseCommand):
             outcome = (
                 repr(result.return_value)
                 if result.status == "SUCCESSFUL"
-                else result.errors[-1].exception_class_path if result.errors else "-"
+                else result.errors[-1].exception_class_path
+                if result.errors
+                else "-"
             )
             if result.task.name == "fail":
                 outcome += " (expected: it fails on purpose)"

@@ -15,8 +15,13 @@ from testproject import tasks
 from tests.helpers import claim, make_process, work_off
 
 ACTION_PERMISSIONS = (
-    "retry_job", "discard_job", "run_job_now", "pause_queue", "pause_task",
-    "toggle_recurringtask", "cancel_job",
+    "retry_job",
+    "discard_job",
+    "run_job_now",
+    "pause_queue",
+    "pause_task",
+    "toggle_recurringtask",
+    "cancel_job",
 )
 VIEW_PERMISSIONS = ("view_job", "view_process", "view_recurringtask")
 

@@ -75,22 +75,28 @@ class AttemptHistoryPageTests(TestCase):
             self.assertIsNotNone(attempt.ended)
             self.assertEqual(attempt.exception_class, "builtins.ValueError")
         self.assertEqual((attempts[1].started, attempts[1].ended), (None, None))
-        self.assertEqual([a.host for a in attempts],
-                         ["host-a (pid 11)", "host-b (pid 22)", "host-c (pid 33)"])
+        self.assertEqual(
+            [a.host for a in attempts], ["host-a (pid 11)", "host-b (pid 22)", "host-c (pid 33)"]
+        )
         labels = [(e["label"], e["worker_id"]) for e in response.context["attempt_errors"]]
         self.assertEqual(labels, [("Attempt 1", WORKERS[0]), ("Attempt 3", WORKERS[2])])
         self.assertContains(response, "Attempt 3: builtins.ValueError")
         self.assertContains(response, "attempt 3 fails")
         timeline = [label for _, label in response.context["timeline"]]
-        for event in ("Attempt 1 started on", "Attempt 1 failed",
-                      "Attempt 3 failed, no retry left"):
+        for event in (
+            "Attempt 1 started on",
+            "Attempt 1 failed",
+            "Attempt 3 failed, no retry left",
+        ):
             self.assertTrue(any(label.startswith(event) for label in timeline), event)
         self.assertIs(response.context["unrecorded_attempts"], True)
 
     def test_records_from_before_the_attempt_fields_still_render(self) -> None:
         job = self._three_attempts()
-        old = [{"exception_class_path": e["exception_class_path"],
-                "traceback": e["traceback"]} for e in job.errors]
+        old = [
+            {"exception_class_path": e["exception_class_path"], "traceback": e["traceback"]}
+            for e in job.errors
+        ]
         Job.objects.filter(pk=job.pk).update(errors=old)
         self.client.force_login(self.user)
         response = self.client.get(job_url("change", job.pk))

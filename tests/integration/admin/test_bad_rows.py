@@ -146,7 +146,8 @@ class BadRowTests(AdminTestCase):
                 )
                 response = self.client.post(
                     reverse("admin:robust_queue_queue", args=["pause"]),
-                    {"queue": name}, follow=True,
+                    {"queue": name},
+                    follow=True,
                 )
                 self.assertEqual(response.status_code, 200)
                 self.assertContains(response, "cannot be a queue name")

@@ -49,8 +49,9 @@ class SearchTests(AdminTestCase):
         from its statistics' running total."""
         job = Job.objects.get(pk=self.finished.pk)
         Job.objects.filter(pk=job.pk).update(task_path="gone.module.old_task")
-        Statistic.objects.create(minute=TOTALS_MINUTE, queue_name="default",
-                                 task_path="gone.module.old_task", finished=1)
+        Statistic.objects.create(
+            minute=TOTALS_MINUTE, queue_name="default", task_path="gone.module.old_task", finished=1
+        )
         self.login(self.viewer)
         with mock.patch("robust_queue.admin.search.RECENT_JOBS", 0):
             response = self.client.get(changelist(q="old_task"))
@@ -91,14 +92,17 @@ class FailureGroupTests(AdminTestCase):
         FailedExecution.objects.filter(job=self.failed).update(
             error={"exception_class_path": "old.OldError", "traceback": ""}
         )
-        self.assertEqual({g.exception_class for g in stats.failure_groups("default")},
-                         {"old.OldError", "builtins.ValueError"})
+        self.assertEqual(
+            {g.exception_class for g in stats.failure_groups("default")},
+            {"old.OldError", "builtins.ValueError"},
+        )
         with mock.patch.object(stats, "RECENT_FAILURES", 1):
             groups = stats.failure_groups("default")
             self.login(self.viewer)
             page = self.client.get(reverse("admin:robust_queue_overview"))
-        self.assertEqual([(g.exception_class, g.count) for g in groups],
-                         [("builtins.ValueError", 1)])
+        self.assertEqual(
+            [(g.exception_class, g.count) for g in groups], [("builtins.ValueError", 1)]
+        )
         self.assertContains(page, 'id="rq-failures-sampled"')
 
 
@@ -116,8 +120,12 @@ class QueueNameTests(AdminTestCase):
             self.assertIn("LIMIT", sql.upper())
 
     def test_a_queue_known_only_to_the_statistics_is_listed(self) -> None:
-        Statistic.objects.create(minute=TOTALS_MINUTE, queue_name="archive",
-                                 task_path="testproject.tasks.add", finished=1)
+        Statistic.objects.create(
+            minute=TOTALS_MINUTE,
+            queue_name="archive",
+            task_path="testproject.tasks.add",
+            finished=1,
+        )
         self.assertIn("archive", queue_names.known("default"))
         self.login(self.viewer)
         page = self.client.get(reverse("admin:robust_queue_overview"))
@@ -149,8 +157,9 @@ class GroupedNumbersTests(AdminTestCase):
 
         from robust_queue.models import Semaphore
 
-        Semaphore.objects.create(key="big", value=12345,
-                                 expires_at=timezone.now() + dt.timedelta(minutes=5))
+        Semaphore.objects.create(
+            key="big", value=12345, expires_at=timezone.now() + dt.timedelta(minutes=5)
+        )
         self.login(self.viewer)
         page = self.client.get(reverse("admin:robust_queue_concurrency"))
         self.assertContains(page, '<td class="rq-num">12,345</td>', html=True)

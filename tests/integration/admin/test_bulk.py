@@ -29,8 +29,12 @@ class BulkConfirmationTests(AdminTestCase):
     def _ask(  # type: ignore[no-untyped-def]
         self, action: str, url: str, selected: list[int], across: bool
     ):
-        data = {"action": action, "_selected_action": selected, "index": 0,
-                "select_across": int(across)}
+        data = {
+            "action": action,
+            "_selected_action": selected,
+            "index": 0,
+            "select_across": int(across),
+        }
         return data, self.client.post(url, data)
 
     def test_select_all_asks_with_the_exact_count_and_changes_nothing(self) -> None:
@@ -51,16 +55,19 @@ class BulkConfirmationTests(AdminTestCase):
         self.assertEqual(list(FailedExecution.objects.values_list("job_id", flat=True)), [late.pk])
 
     def test_run_now_warns_about_blocked_jobs(self) -> None:
-        _, page = self._ask("run_selected_now", changelist(), [self.blocked.pk, self.scheduled.pk],
-                            False)
+        _, page = self._ask(
+            "run_selected_now", changelist(), [self.blocked.pk, self.scheduled.pk], False
+        )
         self.assertContains(page, 'id="rq-blocked-warning"')
         self.assertContains(page, "outside that limit")
 
     def test_the_action_is_in_the_audit_trail(self) -> None:
         url = changelist(state="failed")
         data, page = self._ask("retry_selected", url, [self.failed.pk], False)
-        self.client.post(changelist(state="failed"),
-                         {**data, "confirm": "yes", "max_pk": page.context["max_pk"], "count": 1})
+        self.client.post(
+            changelist(state="failed"),
+            {**data, "confirm": "yes", "max_pk": page.context["max_pk"], "count": 1},
+        )
         entry = LogEntry.objects.get(object_id=None)
         self.assertEqual(entry.user, self.superuser)
         self.assertEqual(entry.change_message, "Retried 1 of 1 job(s).")
@@ -86,24 +93,30 @@ class BackgroundOperationTests(AdminTestCase):
 
     def test_a_large_operation_runs_on_the_queue_with_progress(self) -> None:
         url = changelist(state="failed", task="testproject.tasks.fail")
-        data = {"action": "retry_selected", "_selected_action": [self.failed.pk], "index": 0,
-                "select_across": 1}
+        data = {
+            "action": "retry_selected",
+            "_selected_action": [self.failed.pk],
+            "index": 0,
+            "select_across": 1,
+        }
         page = self.client.post(url, data)
         self.assertTrue(page.context["background"])
         response = self.client.post(
             url, {**data, "confirm": "yes", "max_pk": page.context["max_pk"], "count": 4}
         )
         operation = Job.objects.get(task_path="robust_queue.admin.bulk_task.bulk_operation")
-        self.assertRedirects(response, job_url("change", operation.pk),
-                             fetch_redirect_response=False)
+        self.assertRedirects(
+            response, job_url("change", operation.pk), fetch_redirect_response=False
+        )
         self.assertEqual(FailedExecution.objects.count(), 4)  # nothing done in the request
         (row,) = claim(1)
         perform(row)
         operation.refresh_from_db()
         self.assertEqual(operation.return_value, {"changed": 4, "done": 4, "counted": 4})
         self.assertEqual(FailedExecution.objects.count(), 0)
-        self.assertEqual(ReadyExecution.objects.filter(job__task_path="testproject.tasks.fail")
-                         .count(), 4)
+        self.assertEqual(
+            ReadyExecution.objects.filter(job__task_path="testproject.tasks.fail").count(), 4
+        )
         self.assertEqual(LogEntry.objects.count(), 2)  # asked, and done
         page = self.client.get(job_url("change", operation.pk))
         self.assertContains(page, 'id="rq-operation-progress"')
@@ -156,19 +169,24 @@ class ServerSideCountTests(AdminTestCase):
         [tasks.fail.enqueue(f"n{i}") for i in range(3)]
         work_off()
         self.url = changelist(state="failed")
-        self.data = {"action": "retry_selected", "_selected_action": [self.failed.pk],
-                     "index": 0, "select_across": 1}
+        self.data = {
+            "action": "retry_selected",
+            "_selected_action": [self.failed.pk],
+            "index": 0,
+            "select_across": 1,
+        }
 
     def test_a_forged_small_count_still_goes_to_the_queue(self) -> None:
         page = self.client.post(self.url, self.data)
         with mock.patch.object(bulk, "BACKGROUND_ABOVE", 2):
             response = self.client.post(
-                self.url, {**self.data, "confirm": "yes", "max_pk": page.context["max_pk"],
-                           "count": 1},
+                self.url,
+                {**self.data, "confirm": "yes", "max_pk": page.context["max_pk"], "count": 1},
             )
         operation = Job.objects.get(task_path="robust_queue.admin.bulk_task.bulk_operation")
-        self.assertRedirects(response, job_url("change", operation.pk),
-                             fetch_redirect_response=False)
+        self.assertRedirects(
+            response, job_url("change", operation.pk), fetch_redirect_response=False
+        )
         self.assertEqual(FailedExecution.objects.count(), 4)
         self.assertEqual(operation.args[-2:], [4, "admin"])  # counted here; this site
 

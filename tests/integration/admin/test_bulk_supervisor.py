@@ -29,12 +29,23 @@ class BulkOperationOnTheQueueTests(TransactionTestCase):
         first = FailedExecution.objects.order_by("pk").first()
         assert first is not None
         url = changelist(state="failed")
-        data = {"action": "discard_selected", "_selected_action": [first.job_id], "index": 0,
-                "select_across": 1}
+        data = {
+            "action": "discard_selected",
+            "_selected_action": [first.job_id],
+            "index": 0,
+            "select_across": 1,
+        }
         with mock.patch.object(bulk, "BACKGROUND_ABOVE", 2):
             page = self.client.post(url, data)
-            self.client.post(url, {**data, "confirm": "yes", "max_pk": page.context["max_pk"],
-                                   "count": page.context["count"]})
+            self.client.post(
+                url,
+                {
+                    **data,
+                    "confirm": "yes",
+                    "max_pk": page.context["max_pk"],
+                    "count": page.context["count"],
+                },
+            )
         self.assertEqual(FailedExecution.objects.count(), 4)
         Supervisor(self)
         wait_until(

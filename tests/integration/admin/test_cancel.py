@@ -4,7 +4,13 @@ its own permission."""
 from __future__ import annotations
 
 from robust_queue.models import ClaimedExecution, FailedExecution, Job, ReadyExecution
-from tests.integration.admin.base import VIEW_PERMISSIONS, AdminTestCase, changelist, job_url, make_staff
+from tests.integration.admin.base import (
+    VIEW_PERMISSIONS,
+    AdminTestCase,
+    changelist,
+    job_url,
+    make_staff,
+)
 from tests.integration.admin.test_actions import messages_of
 
 CANCELLED = "robust_queue.exceptions.JobCancelledError"
@@ -55,7 +61,9 @@ class OneJobCancelTests(AdminTestCase):
     def test_the_button_needs_the_permission(self) -> None:
         self.client.force_login(make_staff("no-cancel", *VIEW_PERMISSIONS, "discard_job"))
         self.assertNotContains(self.client.get(job_url("change", self.ready.pk)), ">Cancel…</a>")
-        self.assertEqual(self.client.get(job_url("action", self.ready.pk, "cancel")).status_code, 403)
+        self.assertEqual(
+            self.client.get(job_url("action", self.ready.pk, "cancel")).status_code, 403
+        )
         self.client.force_login(make_staff("canceller", *VIEW_PERMISSIONS, "cancel_job"))
         self.assertContains(self.client.get(job_url("change", self.ready.pk)), ">Cancel…</a>")
 
@@ -65,14 +73,24 @@ class BulkCancelTests(AdminTestCase):
         self.login()
 
     def test_cancel_selected_cancels_waiting_asks_running_and_skips_finished(self) -> None:
-        selected = [self.ready.pk, self.scheduled.pk, self.blocked.pk, self.running.pk,
-                    self.finished.pk, self.failed.pk]
+        selected = [
+            self.ready.pk,
+            self.scheduled.pk,
+            self.blocked.pk,
+            self.running.pk,
+            self.finished.pk,
+            self.failed.pk,
+        ]
         data = {"action": "cancel_selected", "_selected_action": selected, "index": 0}
         page = self.client.post(changelist(), data)
         self.assertContains(page, 'id="rq-bulk-confirm"')
         self.assertEqual(page.context["count"], 4)
-        confirmed = {**data, "confirm": "yes", "max_pk": page.context["max_pk"],
-                     "count": page.context["count"]}
+        confirmed = {
+            **data,
+            "confirm": "yes",
+            "max_pk": page.context["max_pk"],
+            "count": page.context["count"],
+        }
         response = self.client.post(changelist(), confirmed)
         self.assertIn("Cancelled (or asked to stop) 4 of 4 job(s).", messages_of(response))
         for job in (self.ready, self.scheduled, self.blocked):

@@ -61,7 +61,9 @@ class FailureHistoryTests(AdminTestCase):
         self.assertEqual(self.failed_this_hour(), before + 3)
         FailedExecution.objects.all().retry_all()
         self.assertEqual(self.failed_this_hour(), before + 3)
-        Job.objects.filter(ready_execution__isnull=False, task_path="testproject.tasks.fail").discard_all_in_batches()
+        Job.objects.filter(
+            ready_execution__isnull=False, task_path="testproject.tasks.fail"
+        ).discard_all_in_batches()
         self.assertEqual(self.failed_this_hour(), before + 3)
         self.login(self.viewer)
         page = self.client.get(reverse("admin:robust_queue_overview"))

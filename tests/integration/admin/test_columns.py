@@ -50,14 +50,16 @@ class StateColumnTests(AdminTestCase):
     def test_scheduled_list_flags_overdue_jobs_soonest_first(self) -> None:
         soon = Job.objects.get(
             result_id=tasks.add.using(run_after=timezone.now() + timedelta(minutes=5))
-            .enqueue(1, 1).id
+            .enqueue(1, 1)
+            .id
         )
         ScheduledExecution.objects.filter(job=self.scheduled).update(
             scheduled_at=timezone.now() - timedelta(minutes=1)
         )
         response = self.client.get(changelist(state="scheduled"))
-        self.assertEqual([j.pk for j in response.context["cl"].result_list],
-                         [self.scheduled.pk, soon.pk])
+        self.assertEqual(
+            [j.pk for j in response.context["cl"].result_list], [self.scheduled.pk, soon.pk]
+        )
         self.assertContains(response, ">overdue<", count=1)
         self.assertContains(response, "in 4 min")
 
@@ -87,8 +89,9 @@ class AttemptHistoryTests(AdminTestCase):
         self.login(self.viewer)
         response = self.client.get(f"/admin/robust_queue/job/{self.failed.pk}/change/")
         attempts = response.context["attempts"]
-        self.assertEqual([a.outcome for a in attempts],
-                         ["failed", "failed", "failed, no retry left"])
+        self.assertEqual(
+            [a.outcome for a in attempts], ["failed", "failed", "failed, no retry left"]
+        )
         # Every failed attempt's error records its own start and end.
         for attempt in attempts:
             self.assertIsNotNone(attempt.started)

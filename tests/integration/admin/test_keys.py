@@ -36,8 +36,9 @@ class ConcurrencyKeyFilterTests(AdminTestCase):
 
     def test_a_masked_key_is_reached_through_a_job_of_it(self) -> None:
         self.assertEqual(self._listed(key_of=str(self.secret_job.pk)), [self.secret_job.pk])
-        self.assertEqual(self._listed(state="blocked", key_of=str(self.secret_job.pk)),
-                         [self.secret_job.pk])
+        self.assertEqual(
+            self._listed(state="blocked", key_of=str(self.secret_job.pk)), [self.secret_job.pk]
+        )
         self.assertEqual(self._listed(key_of=str(self.finished.pk)), [])  # no key
         self.assertEqual(self._listed(key_of="nope"), [])
 
@@ -51,14 +52,15 @@ class ConcurrencyKeyFilterTests(AdminTestCase):
     def test_the_blocked_list_links_each_key_to_its_semaphore(self) -> None:
         page = self.client.get(changelist(state="blocked"))
         url = reverse("admin:robust_queue_concurrency")
-        self.assertContains(page, f'{url}?job={self.secret_job.pk}#rq-key')
+        self.assertContains(page, f"{url}?job={self.secret_job.pk}#rq-key")
         self.assertNotContains(page, SECRET)
 
     def test_the_concurrency_page_shows_one_job_s_key(self) -> None:
         url = reverse("admin:robust_queue_concurrency")
         page = self.client.get(f"{url}?job={self.secret_job.pk}")
-        self.assertEqual([row["first_job"] for row in page.context["blocked_keys"]],
-                         [self.secret_job.pk])
+        self.assertEqual(
+            [row["first_job"] for row in page.context["blocked_keys"]], [self.secret_job.pk]
+        )
         self.assertContains(page, 'id="rq-key"')
         self.assertContains(page, "testproject.tasks.echo/********")
         self.assertNotContains(page, SECRET)
@@ -120,7 +122,8 @@ class UniqueKeyTests(AdminTestCase):
         job = self._job(tasks.echo.enqueue(password=SECRET).id)
         label = f'unique:testproject.tasks.echo/{{"password":"{SECRET}"}}'
         UniqueKey.objects.create(
-            key_hash=hashlib.sha256(label.encode()).hexdigest(), key=label,
+            key_hash=hashlib.sha256(label.encode()).hexdigest(),
+            key=label,
             result_id=job.result_id,
         )
         page = self.client.get(job_url("change", job.pk))

@@ -106,25 +106,34 @@ class NamePatternTests(AdminTestCase):
 
     def test_default_list_catches_how_secrets_are_named(self) -> None:
         shown = self._kwargs(
-            api_token="t", PASSWORD="p", db_password="d", Authorization="a",
-            session_cookie="c", card_number="n", aws_secret_access_key="k", user="bob",
+            api_token="t",
+            PASSWORD="p",
+            db_password="d",
+            Authorization="a",
+            session_cookie="c",
+            card_number="n",
+            aws_secret_access_key="k",
+            user="bob",
             nested={"X-Api-Key": "k", "items": [{"refresh_token": "r", "id": 3}]},
         )
         self.assertEqual(
             shown,
             {
-                "api_token": MASK, "PASSWORD": MASK, "db_password": MASK,
-                "Authorization": MASK, "session_cookie": MASK, "card_number": MASK,
-                "aws_secret_access_key": MASK, "user": "bob",
+                "api_token": MASK,
+                "PASSWORD": MASK,
+                "db_password": MASK,
+                "Authorization": MASK,
+                "session_cookie": MASK,
+                "card_number": MASK,
+                "aws_secret_access_key": MASK,
+                "user": "bob",
                 "nested": {"X-Api-Key": MASK, "items": [{"refresh_token": MASK, "id": 3}]},
             },
         )
 
     @override_settings(ROBUST_QUEUE={"admin_mask": ["PASS", "ssn_*", re.compile(r"^pin$")]})
     def test_substring_glob_and_regex(self) -> None:
-        shown = self._kwargs(
-            db_passphrase="x", ssn_last4="1", my_ssn_x="2", pin="3", spin="4"
-        )
+        shown = self._kwargs(db_passphrase="x", ssn_last4="1", my_ssn_x="2", pin="3", spin="4")
         self.assertEqual(
             shown,
             {"db_passphrase": MASK, "ssn_last4": MASK, "my_ssn_x": "2", "pin": MASK, "spin": "4"},

@@ -13,9 +13,7 @@ from tests.integration.admin.test_masking import upper_everything
 
 
 def enqueue_with_metadata() -> Job:
-    with robust_queue.job_metadata(
-        {"trace_id": "trace-4711", "auth": {"api_token": "tok-s3cret"}}
-    ):
+    with robust_queue.job_metadata({"trace_id": "trace-4711", "auth": {"api_token": "tok-s3cret"}}):
         result = tasks.add.enqueue(1, 2)
     return Job.objects.get(result_id=result.id)
 

@@ -92,9 +92,7 @@ class PageTests(AdminTestCase):
         self.login(self.viewer)
         response = self.client.get(changelist())
         row = response.context["cl"].result_list[0]
-        self.assertEqual(
-            row.get_deferred_fields() >= {"arguments", "return_value", "errors"}, True
-        )
+        self.assertEqual(row.get_deferred_fields() >= {"arguments", "return_value", "errors"}, True)
         # The failed list reads the arguments (to mask the failure message
         # with them) but neither the return value, the errors nor the error.
         response = self.client.get(changelist(state="failed"))
@@ -183,7 +181,14 @@ class PageTests(AdminTestCase):
 class DetailPageTests(AdminTestCase):
     def test_job_page_renders_in_every_state(self) -> None:
         self.login(self.viewer)
-        for job in (self.ready, self.scheduled, self.running, self.blocked, self.failed, self.finished):
+        for job in (
+            self.ready,
+            self.scheduled,
+            self.running,
+            self.blocked,
+            self.failed,
+            self.finished,
+        ):
             with self.subTest(state=job.pk):
                 response = self.client.get(job_url("change", job.pk))
                 self.assertEqual(response.status_code, 200)

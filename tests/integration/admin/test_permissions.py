@@ -195,9 +195,7 @@ class PermissionMatrixTests(AdminTestCase):
         self.assertIs(FailedExecution.objects.filter(job=self.failed).exists(), False)
         self.assertIs(Job.objects.filter(pk=self.finished.pk).exists(), False)
         self.assertEqual(
-            Job.objects.filter(
-                task_path="testproject.tasks.add", finished_at__isnull=True
-            ).count(),
+            Job.objects.filter(task_path="testproject.tasks.add", finished_at__isnull=True).count(),
             4,
         )
 

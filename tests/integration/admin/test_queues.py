@@ -91,8 +91,12 @@ class QueueTableTests(AdminTestCase):
 class HumanUnitTests(AdminTestCase):
     def test_durations_read_well(self) -> None:
         for seconds, shown in [
-            (0, "0 s"), (12, "12 s"), (65, "1 min 5 s"), (34 * 60, "34 min"),
-            (7500, "2 h 5 min"), (3 * 86400 + 4 * 3600, "3 d 4 h"),
+            (0, "0 s"),
+            (12, "12 s"),
+            (65, "1 min 5 s"),
+            (34 * 60, "34 min"),
+            (7500, "2 h 5 min"),
+            (3 * 86400 + 4 * 3600, "3 d 4 h"),
         ]:
             with self.subTest(seconds=seconds):
                 self.assertEqual(display.duration(timedelta(seconds=seconds)), shown)
@@ -130,8 +134,13 @@ class QueueTableFiguresTests(AdminTestCase):
     def test_running_and_threads_figures_are_grouped(self) -> None:
         worker("big", ["*"], 1500)
         jobs = Job.objects.bulk_create(
-            Job(task_path="testproject.tasks.add", queue_name="bulk", backend_alias="default",
-                enqueued_at=timezone.now()) for _ in range(1200)
+            Job(
+                task_path="testproject.tasks.add",
+                queue_name="bulk",
+                backend_alias="default",
+                enqueued_at=timezone.now(),
+            )
+            for _ in range(1200)
         )
         ClaimedExecution.objects.bulk_create(
             ClaimedExecution(job=job, process=self.process) for job in jobs

@@ -37,9 +37,7 @@ class RecurringPageTests(AdminTestCase):
 
     def test_next_run(self) -> None:
         after = datetime(2026, 1, 2, 4, 0, tzinfo=UTC)
-        self.assertEqual(
-            next_run("0 3 * * *", after), datetime(2026, 1, 3, 3, 0, tzinfo=UTC)
-        )
+        self.assertEqual(next_run("0 3 * * *", after), datetime(2026, 1, 3, 3, 0, tzinfo=UTC))
         self.assertIsNone(next_run("not cron"))
 
     def test_run_now_enqueues_with_the_task_options(self) -> None:
@@ -89,18 +87,23 @@ class RecurringAuditTests(AdminTestCase):
         from django.contrib.admin.models import LogEntry
 
         task = RecurringTask.objects.create(
-            key="Hourly-Sync", schedule="0 * * * *", task_path="testproject.tasks.report",
+            key="Hourly-Sync",
+            schedule="0 * * * *",
+            task_path="testproject.tasks.report",
             arguments={"args": [1], "kwargs": {}},
         )
         self.login()
         self.client.post(reverse("admin:robust_queue_recurringtask_run", args=[task.pk]))
         job = Job.objects.filter(task_path="testproject.tasks.report").latest("pk")
         message = f"Ran recurring task Hourly-Sync now: job #{job.pk}."
-        about_task = LogEntry.objects.get(object_id=str(task.pk), content_type__model="recurringtask")
+        about_task = LogEntry.objects.get(
+            object_id=str(task.pk), content_type__model="recurringtask"
+        )
         self.assertEqual((about_task.user, about_task.change_message), (self.superuser, message))
         about_job = LogEntry.objects.get(object_id=str(job.pk), content_type__model="job")
         self.assertEqual(about_job.change_message, message)
-        self.assertContains(self.client.get(reverse("admin:robust_queue_job_change",
-                                                    args=[job.pk])), message)
+        self.assertContains(
+            self.client.get(reverse("admin:robust_queue_job_change", args=[job.pk])), message
+        )
         history = reverse("admin:robust_queue_recurringtask_history", args=[task.pk])
         self.assertContains(self.client.get(history), message)

@@ -25,7 +25,9 @@ class RecurringSwitchTests(AdminTestCase):
     def setUpTestData(cls) -> None:
         super().setUpTestData()
         cls.task = RecurringTask.objects.create(
-            key="Nightly-report", schedule="0 3 * * *", task_path="testproject.tasks.report",
+            key="Nightly-report",
+            schedule="0 3 * * *",
+            task_path="testproject.tasks.report",
             arguments={"args": [4], "kwargs": {}},
         )
         cls.toggler = make_staff("toggler", "view_recurringtask", "toggle_recurringtask")
@@ -55,8 +57,10 @@ class RecurringSwitchTests(AdminTestCase):
         ).order_by("pk")
         self.assertEqual(
             [(e.user_id, e.change_message) for e in entries],
-            [(self.toggler.pk, "Recurring task Nightly-report disabled."),
-             (self.toggler.pk, "Recurring task Nightly-report enabled.")],
+            [
+                (self.toggler.pk, "Recurring task Nightly-report disabled."),
+                (self.toggler.pk, "Recurring task Nightly-report enabled."),
+            ],
         )
 
     def test_a_view_only_user_sees_no_switch_and_a_forged_post_is_refused(self) -> None:
@@ -109,7 +113,9 @@ class RecurringSwitchTests(AdminTestCase):
 class RecurringRunsTests(AdminTestCase):
     def test_the_page_shows_the_last_runs_with_their_status_and_the_next_run(self) -> None:
         task = RecurringTask.objects.create(
-            key="every-minute", schedule="* * * * *", task_path="testproject.tasks.add",
+            key="every-minute",
+            schedule="* * * * *",
+            task_path="testproject.tasks.add",
             arguments={"args": [1, 2], "kwargs": {}},
         )
         finished = task.enqueue(datetime(2026, 1, 1, 3, 0, tzinfo=UTC))
@@ -117,16 +123,16 @@ class RecurringRunsTests(AdminTestCase):
         failed = Job.objects.get(result_id=tasks.fail.enqueue("x").id)
         work_off()
         RecurringExecution.objects.create(
-            task_key="every-minute", run_at=datetime(2026, 1, 1, 3, 1, tzinfo=UTC),
+            task_key="every-minute",
+            run_at=datetime(2026, 1, 1, 3, 1, tzinfo=UTC),
             job=failed,
         )
         RecurringExecution.objects.create(
-            task_key="every-minute", run_at=datetime(2025, 1, 1, 3, 1, tzinfo=UTC),
+            task_key="every-minute",
+            run_at=datetime(2025, 1, 1, 3, 1, tzinfo=UTC),
         )
         self.login(self.viewer)
-        detail = self.client.get(
-            reverse("admin:robust_queue_recurringtask_change", args=[task.pk])
-        )
+        detail = self.client.get(reverse("admin:robust_queue_recurringtask_change", args=[task.pk]))
         assert finished is not None
         job_url = reverse("admin:robust_queue_job_change", args=[finished.pk])
         self.assertContains(detail, f'<a href="{job_url}">#{finished.pk}</a>')
@@ -143,8 +149,6 @@ class RecurringRunsTests(AdminTestCase):
             key="off", schedule="0 3 * * *", task_path="testproject.tasks.add", enabled=False
         )
         self.login(self.viewer)
-        detail = self.client.get(
-            reverse("admin:robust_queue_recurringtask_change", args=[task.pk])
-        )
+        detail = self.client.get(reverse("admin:robust_queue_recurringtask_change", args=[task.pk]))
         self.assertContains(detail, "— (disabled)")
         self.assertContains(detail, "Never run by a scheduler.")

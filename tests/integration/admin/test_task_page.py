@@ -22,8 +22,14 @@ from tests.integration.admin.base import AdminTestCase, job_url
 TASK = "testproject.tasks.add"
 
 
-def _record(minutes_ago: int, finished: int, failed: int, run_bucket: int,
-            wait_bucket: int, task_path: str = TASK) -> None:
+def _record(
+    minutes_ago: int,
+    finished: int,
+    failed: int,
+    run_bucket: int,
+    wait_bucket: int,
+    task_path: str = TASK,
+) -> None:
     """Statistics of ``finished + failed`` attempts ``minutes_ago``."""
     numbers = dict.fromkeys(COLUMNS, 0.0)
     numbers.update(finished=finished, failed=failed)
@@ -98,8 +104,14 @@ class TaskPageTests(AdminTestCase):
             self.assertNotIn(jobs, query["sql"])
 
     def test_the_overview_lists_the_busiest_tasks_with_links(self) -> None:
-        _record(3, finished=5, failed=0, run_bucket=1, wait_bucket=1,
-                task_path="testproject.tasks.report")
+        _record(
+            3,
+            finished=5,
+            failed=0,
+            run_bucket=1,
+            wait_bucket=1,
+            task_path="testproject.tasks.report",
+        )
         page = self.client.get(reverse("admin:robust_queue_overview"))
         top = [(path, figures.attempts) for path, _, figures in page.context["top_tasks"]]
         self.assertEqual(top, [(TASK, 100), ("testproject.tasks.report", 5)])

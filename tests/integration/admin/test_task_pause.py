@@ -45,8 +45,10 @@ class TaskPauseAdminTests(AdminTestCase):
         entries = LogEntry.objects.order_by("pk")
         self.assertEqual(
             [(e.user_id, e.object_id, e.change_message) for e in entries],
-            [(self.pauser.pk, str(self.ready.pk), f"Paused task {REPORT}."),
-             (self.pauser.pk, None, f"Resumed task {REPORT}.")],
+            [
+                (self.pauser.pk, str(self.ready.pk), f"Paused task {REPORT}."),
+                (self.pauser.pk, None, f"Resumed task {REPORT}."),
+            ],
         )
         page = self.client.get(job_url("change", self.ready.pk))
         self.assertContains(page, f"Paused task {REPORT}.")

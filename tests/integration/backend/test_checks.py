@@ -11,9 +11,7 @@ from robust_queue.compat import task_backends
 
 def _messages() -> dict[str, str]:
     return {
-        message.id: message.msg
-        for backend in task_backends.all()
-        for message in backend.check()
+        message.id: message.msg for backend in task_backends.all() for message in backend.check()
     }
 
 
@@ -23,9 +21,7 @@ class BackendCheckTests(SimpleTestCase):
 
     def test_the_test_project_is_clean(self) -> None:
         self.assertEqual(_messages(), {})
-        self.assertEqual(
-            [m for m in checks.run_checks() if m.id.startswith("robust_queue")], []
-        )
+        self.assertEqual([m for m in checks.run_checks() if m.id.startswith("robust_queue")], [])
 
     @override_settings(
         TASKS={

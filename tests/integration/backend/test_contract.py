@@ -102,9 +102,7 @@ class ContractTests(TestCase):
         recorder.connect(self)
         work_off()
         names = [(name, sender) for name, sender, *_ in recorder.calls]
-        self.assertEqual(
-            names, [("started", RobustQueueBackend), ("finished", RobustQueueBackend)]
-        )
+        self.assertEqual(names, [("started", RobustQueueBackend), ("finished", RobustQueueBackend)])
         finished = recorder.calls[1][2]
         self.assertEqual(finished.status, TaskResultStatus.SUCCESSFUL)
         self.assertEqual(finished.return_value, 5)
@@ -201,9 +199,7 @@ class ContractTests(TestCase):
 
     def test_status_mapping_of_every_state(self) -> None:
         ready = tasks.add.enqueue(1, 1)
-        scheduled = tasks.add.using(
-            run_after=timezone.now() + timedelta(hours=1)
-        ).enqueue(1, 1)
+        scheduled = tasks.add.using(run_after=timezone.now() + timedelta(hours=1)).enqueue(1, 1)
         blocked = tasks.add.enqueue(1, 1)
         job = Job.objects.get(result_id=blocked.id)
         job.ready_execution.delete()

@@ -46,8 +46,11 @@ class EnqueueTests(TestCase):
 
     def test_priority_out_of_range_is_refused(self) -> None:
         for priority in (101, -101):
-            with self.subTest(priority=priority), self.assertRaisesMessage(
-                InvalidTask, "priority must be a whole number between -100 and 100"
+            with (
+                self.subTest(priority=priority),
+                self.assertRaisesMessage(
+                    InvalidTask, "priority must be a whole number between -100 and 100"
+                ),
             ):
                 tasks.add.using(priority=priority)
 
@@ -145,8 +148,11 @@ class NotifyTests(TransactionTestCase):
 
         settings = connection.settings_dict
         listener = psycopg.connect(
-            dbname=settings["NAME"], host=settings["HOST"], port=settings["PORT"],
-            user=settings["USER"], autocommit=True,
+            dbname=settings["NAME"],
+            host=settings["HOST"],
+            port=settings["PORT"],
+            user=settings["USER"],
+            autocommit=True,
         )
         self.addCleanup(listener.close)
         listener.execute(f"LISTEN {NOTIFY_CHANNEL}")

@@ -27,9 +27,13 @@ class EnqueueAllTests(TestCase):
 
     def test_results_come_back_in_call_order_across_backends(self) -> None:
         separate = tasks.add.using(backend="separate")
-        results = robust_queue.enqueue_all([
-            (tasks.add, (1, 1), {}), (separate, (2, 2), {}), (tasks.add, (3, 3), {}),
-        ])
+        results = robust_queue.enqueue_all(
+            [
+                (tasks.add, (1, 1), {}),
+                (separate, (2, 2), {}),
+                (tasks.add, (3, 3), {}),
+            ]
+        )
         self.assertEqual([r.args for r in results], [[1, 1], [2, 2], [3, 3]])
         self.assertEqual([r.backend for r in results], ["default", "separate", "default"])
         self.assertTrue(all(r.status == TaskResultStatus.READY for r in results))

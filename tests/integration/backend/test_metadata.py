@@ -117,7 +117,9 @@ class JobMetadataTests(TestCase):
         with robust_queue.job_metadata({"trace_id": "stored"}):
             result = tasks.add.enqueue(1, 2)
         self.assertEqual(robust_queue.metadata(result), {"trace_id": "stored"})
-        with self.assertRaisesMessage(TypeError, "metadata() takes a TaskContext or a TaskResult, not str"):
+        with self.assertRaisesMessage(
+            TypeError, "metadata() takes a TaskContext or a TaskResult, not str"
+        ):
             robust_queue.metadata("abc")  # type: ignore[arg-type]
 
 
@@ -151,7 +153,11 @@ class BadMetadataTests(TestCase):
             raise RuntimeError("no tracer")
 
         for function, error, message in [
-            (bad, TypeError, "@on_enqueue hook 'BadMetadataTests.test_a_bad_hook_writes_nothing.<locals>.bad'"),
+            (
+                bad,
+                TypeError,
+                "@on_enqueue hook 'BadMetadataTests.test_a_bad_hook_writes_nothing.<locals>.bad'",
+            ),
             (broken, EnqueueError, "failed for testproject.tasks.add: RuntimeError('no tracer')"),
         ]:
             with self.subTest(hook=function.__name__):
@@ -173,9 +179,14 @@ class EnqueueCostTests(TransactionTestCase):
         """And one INSERT per table elsewhere: metadata adds no statement."""
         for values in ({}, {"trace_id": "abc"}):
             with self.subTest(values=values):
-                with robust_queue.job_metadata(values), CaptureQueriesContext(connection) as queries:
+                with (
+                    robust_queue.job_metadata(values),
+                    CaptureQueriesContext(connection) as queries,
+                ):
                     tasks.add.enqueue(1, 2)
-                writes = [q["sql"] for q in queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+                writes = [
+                    q["sql"] for q in queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+                ]
                 expected = 1 if connection.vendor == "postgresql" else 2
                 inserts = [s for s in writes if "INSERT" in s.upper()]
                 self.assertEqual(len(inserts), expected, writes)

@@ -34,7 +34,12 @@ def read_in_subprocess(task: str, result_id: str) -> dict:
     env = dict(os.environ, ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"])
     output = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", SCRIPT.format(task=task, result_id=result_id)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -49,9 +54,16 @@ class OtherProcessTests(TransactionTestCase):
                 perform(row)
         self.assertEqual(
             read_in_subprocess("add", done.id),
-            {"status": "SUCCESSFUL", "attempts": 1, "worker_ids": ["test-worker"],
-             "errors": [], "started": True, "finished": True, "enqueued": True,
-             "return_value": 5},
+            {
+                "status": "SUCCESSFUL",
+                "attempts": 1,
+                "worker_ids": ["test-worker"],
+                "errors": [],
+                "started": True,
+                "finished": True,
+                "enqueued": True,
+                "return_value": 5,
+            },
         )
         failed_view = read_in_subprocess("fail", failed.id)
         self.assertEqual(failed_view["status"], "FAILED")

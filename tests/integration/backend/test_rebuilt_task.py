@@ -107,8 +107,12 @@ class UnrunnableResultTests(TestCase):
                 self.assertIsInstance(task, RobustQueueTask)
                 self.assertEqual(
                     (task.retry, task.limits_concurrency, task.unique, task.time_limit),
-                    (declared.retry, declared.limits_concurrency, declared.unique,
-                     declared.time_limit),
+                    (
+                        declared.retry,
+                        declared.limits_concurrency,
+                        declared.unique,
+                        declared.time_limit,
+                    ),
                 )
                 self.assertEqual((task.backend, task.priority), ("gone", 4))
 

@@ -50,7 +50,10 @@ class ClaimRaceTests(TransactionTestCase):
     def test_concurrent_dispatchers_move_each_job_exactly_once(self) -> None:
         past = timezone.now() - timedelta(seconds=1)
         robust_queue.enqueue_all(
-            [(tasks.add.using(run_after=timezone.now() + timedelta(hours=1)), (i, i), {}) for i in range(JOBS)]
+            [
+                (tasks.add.using(run_after=timezone.now() + timedelta(hours=1)), (i, i), {})
+                for i in range(JOBS)
+            ]
         )
         ScheduledExecution.objects.update(scheduled_at=past)
 

@@ -135,15 +135,12 @@ class DeadlockTests(TransactionTestCase):
         work_off()
         failed = FailedExecution.objects.get(job=job)
         with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
-            first = self._lose_deadlock(
-                job, failed, lambda: operations.retry(Job.objects.all())
-            )
+            first = self._lose_deadlock(job, failed, lambda: operations.retry(Job.objects.all()))
         self.assertIn("Admin retry: deadlock", logs.output[0])
         if not first.changed:
             self.assertEqual(operations.retry(Job.objects.all()).changed, 1)
         self.assertTrue(ReadyExecution.objects.filter(job=job).exists())
         self.assertFalse(FailedExecution.objects.exists())
-
 
     def test_retention_of_failed_jobs_that_loses_a_deadlock_is_retried(self) -> None:
         """Retention locks a failed execution, then deletes its job: a

@@ -52,8 +52,10 @@ class BlockAndReleaseTests(TestCase):
         self.assertEqual(blocked.concurrency_key, KEY)
         self.assertEqual(Semaphore.objects.get(key=KEY).value, 0)
         self.assertEqual(ct.limited.get_result(results[2].id).status, TaskResultStatus.READY)
-        self.assertEqual(Job.objects.get(result_id=other.id).concurrency_key,
-                         "testproject.control_tasks.limited/globex")
+        self.assertEqual(
+            Job.objects.get(result_id=other.id).concurrency_key,
+            "testproject.control_tasks.limited/globex",
+        )
 
     def test_finishing_a_job_unblocks_the_next_by_priority(self) -> None:
         ct.limited.enqueue("acme", "a")
@@ -94,8 +96,7 @@ class BlockAndReleaseTests(TestCase):
         ct.short_lease.enqueue("a")
         waiting = ct.short_lease.enqueue("b")
         [claimed] = claim()
-        claimed.fail({"exception_class_path": "x.Y", "traceback": ""},
-                     retry_in=timedelta(hours=1))
+        claimed.fail({"exception_class_path": "x.Y", "traceback": ""}, retry_in=timedelta(hours=1))
         self.assertEqual(ReadyExecution.objects.get().job.result_id, waiting.id)
         self.assertEqual(ScheduledExecution.objects.get().job_id, claimed.job_id)
 

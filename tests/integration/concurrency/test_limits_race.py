@@ -25,8 +25,10 @@ WORKERS, THREADS = 3, 3
 
 def max_overlap(spans: list[tuple[datetime, datetime]]) -> int:
     # Ends sort before starts at the same instant: touching is no overlap.
-    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans],
-                    key=lambda event: (event[0], event[1]))
+    events = sorted(
+        [(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans],
+        key=lambda event: (event[0], event[1]),
+    )
     running = peak = 0
     for _, step in events:
         running += step
@@ -62,9 +64,7 @@ class LimitRaceTests(TransactionTestCase):
                 perform(claimed[0])
 
         targets = [lambda s=s: enqueue(s) for s in range(3)]
-        targets += [
-            lambda w=w, t=t: work(w, t) for w in range(WORKERS) for t in range(THREADS)
-        ]
+        targets += [lambda w=w, t=t: work(w, t) for w in range(WORKERS) for t in range(THREADS)]
         run_in_threads(targets)
         self.assertEqual(Job.objects.finished().count(), JOBS)
         self.assertFalse(BlockedExecution.objects.exists())

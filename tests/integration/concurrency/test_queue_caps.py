@@ -36,8 +36,11 @@ def _enqueue(count: int, queue_name: str = "mail") -> None:
 
 def _claim(limit: int, process: Process, queue_name: str = "mail", cap: int | None = CAP) -> list:  # type: ignore[type-arg]
     return ReadyExecution.objects.claim(
-        limit, process_id=process.pk, worker_id=process.name,
-        queue_name=queue_name, max_concurrency=cap,
+        limit,
+        process_id=process.pk,
+        worker_id=process.name,
+        queue_name=queue_name,
+        max_concurrency=cap,
     )
 
 
@@ -191,9 +194,7 @@ class WorkerQueueCapTests(TransactionTestCase):
         for queue_name in ("mail", "sms", "default"):
             _enqueue(4, queue_name)
         worker = self._worker("*")
-        self.assertEqual(
-            self._claimed_queues(worker), ["default"] * 4 + ["mail"] * 2 + ["sms"]
-        )
+        self.assertEqual(self._claimed_queues(worker), ["default"] * 4 + ["mail"] * 2 + ["sms"])
         self.assertEqual(self._claimed_queues(worker), [])
 
     @override_settings(ROBUST_QUEUE=QUEUES)
@@ -201,9 +202,7 @@ class WorkerQueueCapTests(TransactionTestCase):
         for queue_name in ("mail", "sms", "reports"):
             _enqueue(4, queue_name)
         worker = self._worker("sm*", "mail", "reports")
-        self.assertEqual(
-            self._claimed_queues(worker), ["mail"] * 2 + ["reports"] * 4 + ["sms"]
-        )
+        self.assertEqual(self._claimed_queues(worker), ["mail"] * 2 + ["reports"] * 4 + ["sms"])
 
     @override_settings(ROBUST_QUEUE=QUEUES)
     def test_two_workers_share_one_cap(self) -> None:

@@ -138,7 +138,10 @@ class RateLimitTests(TestCase):
         open_next_window("testproject.coordination_tasks.rated_and_limited/")
         self.assertEqual(RateLimit.objects.release_due(), 1)
         blocked = BlockedExecution.objects.get(job__result_id=second)
-        self.assertEqual(blocked.concurrency_key, "testproject.coordination_tasks.rated_and_limited/rated-and-limited")
+        self.assertEqual(
+            blocked.concurrency_key,
+            "testproject.coordination_tasks.rated_and_limited/rated-and-limited",
+        )
         (claimed,) = claim()
         perform(claimed)
         self.assertEqual(ready_ids(), {second})
@@ -173,10 +176,14 @@ class RateLimitTests(TestCase):
             return
         collation = importlib.import_module("robust_queue.migrations.0004_binary_collation")
         with connection.cursor() as cursor:
-            for table, column in (("robust_queue_job", "rate_key"), ("robust_queue_rate_limit", "key")):
+            for table, column in (
+                ("robust_queue_job", "rate_key"),
+                ("robust_queue_rate_limit", "key"),
+            ):
                 cursor.execute(
                     "SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
-                    "DATABASE() AND TABLE_NAME = %s AND COLUMN_NAME = %s", [table, column],
+                    "DATABASE() AND TABLE_NAME = %s AND COLUMN_NAME = %s",
+                    [table, column],
                 )
                 self.assertEqual(cursor.fetchone(), (collation.binary_collation(connection),))
 
@@ -215,10 +222,14 @@ class RateLimitStartTests(TestCase):
         self.assertEqual(RateLimit.objects.get().count, 2)
         for claimed in sorted(claim(), key=lambda row: row.job.result_id in late):
             perform(claimed)
-        finished = set(Job.objects.filter(finished_at__isnull=False).values_list("result_id", flat=True))
+        finished = set(
+            Job.objects.filter(finished_at__isnull=False).values_list("result_id", flat=True)
+        )
         self.assertEqual(finished, fresh)
         self.assertEqual(set(waiting_ids()), late)
-        self.assertEqual(set(Job.objects.filter(result_id__in=late).values_list("snoozes", flat=True)), {1})
+        self.assertEqual(
+            set(Job.objects.filter(result_id__in=late).values_list("snoozes", flat=True)), {1}
+        )
         row = RateLimit.objects.get()
         self.assertEqual((row.count, row.next_release), (2, row.window_end))
 

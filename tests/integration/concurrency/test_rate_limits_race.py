@@ -53,7 +53,9 @@ class RateLimitRaceTests(TransactionTestCase):
 
         def hold() -> None:
             with transaction.atomic():
-                RateLimit.objects.select_for_update().get(key="testproject.coordination_tasks.rated/hot")
+                RateLimit.objects.select_for_update().get(
+                    key="testproject.coordination_tasks.rated/hot"
+                )
                 locked.set()
                 release.wait(10)
 
@@ -72,15 +74,23 @@ class RateLimitRaceTests(TransactionTestCase):
         # The jobs enqueued meanwhile go to another queue: the claim's count
         # does not depend on which thread runs first.
         claim = lambda: len(  # noqa: E731
-            ReadyExecution.objects.claim(10, process_id=process.pk, worker_id="w", queue_name="default")
+            ReadyExecution.objects.claim(
+                10, process_id=process.pk, worker_id="w", queue_name="default"
+            )
         )
-        _, claimed, _, _, _ = run_in_threads([
-            hold,
-            lambda: timed("claim", claim),
-            lambda: timed("other key", lambda: co.rated.using(queue_name="later").enqueue("cold", 1)),
-            lambda: timed("hot key", lambda: co.rated.using(queue_name="later").enqueue("hot", 2)),
-            let_go,
-        ])
+        _, claimed, _, _, _ = run_in_threads(
+            [
+                hold,
+                lambda: timed("claim", claim),
+                lambda: timed(
+                    "other key", lambda: co.rated.using(queue_name="later").enqueue("cold", 1)
+                ),
+                lambda: timed(
+                    "hot key", lambda: co.rated.using(queue_name="later").enqueue("hot", 2)
+                ),
+                let_go,
+            ]
+        )
         self.assertEqual(claimed, 5, "the two keys' ready jobs and the plain ones")
         self.assertLess(timings["claim"], 0.5)
         self.assertLess(timings["other key"], 0.5)

@@ -52,7 +52,8 @@ class TaskKeywordTests(TestCase):
             "unexpected keyword argument 'colour'": {"key": "k", "colour": 1},
         }
         for message, options in cases.items():
-            with self.subTest(message=message), self.assertRaisesMessage(
-                ConfigurationError, message
+            with (
+                self.subTest(message=message),
+                self.assertRaisesMessage(ConfigurationError, message),
             ):
                 task(limits_concurrency=options)(doomed)

@@ -184,7 +184,10 @@ class StopSignalTests(TestCase):
 
         result = tasks.add.enqueue(1, 2)
         (claimed,) = claim()
-        with received(signals.job_timed_out) as timed_out, received(signals.job_cancelled) as cancelled:
+        with (
+            received(signals.job_timed_out) as timed_out,
+            received(signals.job_cancelled) as cancelled,
+        ):
             claimed.fail(error_record(TaskTimeoutError("late")))
         self.assertEqual([c["job"].result_id for c in timed_out], [result.id])
         self.assertEqual(cancelled, [])

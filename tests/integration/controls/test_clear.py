@@ -33,7 +33,9 @@ class ClearTests(TestCase):
         self.running = tasks.sleep_for.enqueue(1).id
         claim()
         self.ready = tasks.add.enqueue(1, 1).id
-        self.scheduled = tasks.add.using(run_after=timezone.now() + timedelta(days=1)).enqueue(2, 2).id
+        self.scheduled = (
+            tasks.add.using(run_after=timezone.now() + timedelta(days=1)).enqueue(2, 2).id
+        )
         Job.objects.filter(finished_at__isnull=True).update(enqueued_at=old, started_at=old)
 
     def remaining(self) -> set[str]:
@@ -47,8 +49,14 @@ class ClearTests(TestCase):
     def test_old_finished_jobs_are_cleared_in_batches(self) -> None:
         output = self.clear("--older-than", "1d", "--batch-size", "2")
         self.assertIn("Deleted 6 finished and 0 failed", output)
-        expected = {self.failed_old, self.finished_new, self.failed_new, self.ready,
-                    self.scheduled, self.running}
+        expected = {
+            self.failed_old,
+            self.finished_new,
+            self.failed_new,
+            self.ready,
+            self.scheduled,
+            self.running,
+        }
         self.assertEqual(self.remaining(), expected)
 
     def test_failed_jobs_only_when_asked(self) -> None:
@@ -71,7 +79,10 @@ class ClearTests(TestCase):
         self.assertEqual(ScheduledExecution.objects.count(), 1)
 
     def test_settings_drive_the_built_in_retention(self) -> None:
-        settings = {"clear_finished_jobs_after": timedelta(days=2), "clear_failed_jobs_after": 86400}
+        settings = {
+            "clear_finished_jobs_after": timedelta(days=2),
+            "clear_failed_jobs_after": 86400,
+        }
         with override_settings(ROBUST_QUEUE=settings):
             self.assertEqual(
                 retention.clear_expired("default"), {"finished": 6, "failed": 1, "statistics": 0}
@@ -111,7 +122,9 @@ class DeprecatedPruneTests(TestCase):
 
     def test_the_old_command_name_clears_and_names_the_new_one_on_stderr(self) -> None:
         out, err = StringIO(), StringIO()
-        call_command("robust_queue_prune", "--older-than", "1d", "--dry-run", stdout=out, stderr=err)
+        call_command(
+            "robust_queue_prune", "--older-than", "1d", "--dry-run", stdout=out, stderr=err
+        )
         self.assertIn("Would delete 1 finished", out.getvalue())
         self.assertIn("use `manage.py robust_queue clear`", err.getvalue())
         self.assertTrue(Job.objects.exists())

@@ -58,8 +58,10 @@ class DiscardTests(TestCase):
         tasks.add.enqueue(3, 3)
         discarded = Job.objects.all().discard_all_in_batches(batch_size=2)
         self.assertEqual(discarded, 4)
-        self.assertEqual(list(Job.objects.values_list("pk", flat=True)),
-                         list(ClaimedExecution.objects.values_list("job_id", flat=True)))
+        self.assertEqual(
+            list(Job.objects.values_list("pk", flat=True)),
+            list(ClaimedExecution.objects.values_list("job_id", flat=True)),
+        )
 
 
 class PauseTests(TestCase):

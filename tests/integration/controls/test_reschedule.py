@@ -89,8 +89,11 @@ class RescheduleTests(TestCase):
             (finished, "has finished"),
             (ready, "is ready and runs as soon as a worker is free"),
         ):
-            with self.subTest(why=why), self.assertRaisesMessage(
-                NotReschedulableError, f"Job {job.result_id} {why}; only a scheduled or failed"
+            with (
+                self.subTest(why=why),
+                self.assertRaisesMessage(
+                    NotReschedulableError, f"Job {job.result_id} {why}; only a scheduled or failed"
+                ),
             ):
                 job.reschedule(at)
         self.assertTrue(ReadyExecution.objects.filter(job=ready).exists())

@@ -48,7 +48,10 @@ class RetryTests(TestCase):
         self.assertEqual({e.exception_class_path for e in fetched.errors}, {"builtins.ValueError"})
         self.assertIn("attempt 2 fails", fetched.errors[1].traceback)
         self.assertEqual(Job.objects.count(), 1)
-        self.assertEqual(list(LedgerEntry.objects.order_by("attempt").values_list("attempt", flat=True)), [1, 2, 3])
+        self.assertEqual(
+            list(LedgerEntry.objects.order_by("attempt").values_list("attempt", flat=True)),
+            [1, 2, 3],
+        )
 
     def test_every_attempt_sends_task_finished_a_retried_one_as_failed(self) -> None:
         """task_finished reports each attempt as it ended: FAILED for one the
@@ -115,8 +118,9 @@ class CrashRetryTests(TestCase):
         fetched = ct.crashes_once.get_result(result.id)
         self.assertEqual(fetched.status, TaskResultStatus.SUCCESSFUL)
         self.assertEqual(fetched.worker_ids, ["dead", "alive"])
-        self.assertEqual(fetched.errors[0].exception_class_path,
-                         "robust_queue.exceptions.ProcessExitError")
+        self.assertEqual(
+            fetched.errors[0].exception_class_path, "robust_queue.exceptions.ProcessExitError"
+        )
 
     def test_crashes_use_up_attempts_too(self) -> None:
         result = ct.crashes_once.enqueue("crash")

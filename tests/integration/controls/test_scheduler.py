@@ -35,8 +35,9 @@ def tick_jobs() -> list[tuple[str, list]]:  # type: ignore[type-arg]
 class SyncTests(TestCase):
     def test_boot_syncs_static_definitions_and_keeps_dynamic_rows(self) -> None:
         RecurringTask.objects.create(key="removed", schedule="@daily", task_path="x.y")
-        RecurringTask.objects.create(key="dynamic", schedule="@daily",
-                                     task_path="testproject.tasks.add", static=False)
+        RecurringTask.objects.create(
+            key="dynamic", schedule="@daily", task_path="testproject.tasks.add", static=False
+        )
         booted(NEW_YEAR - timedelta(hours=1))
         keys = set(RecurringTask.objects.values_list("key", flat=True))
         self.assertTrue(STATIC_KEYS <= keys)
@@ -48,14 +49,23 @@ class SyncTests(TestCase):
 
     def test_invalid_definitions_stop_the_boot(self) -> None:
         bad = {"bad": {"task": "testproject.tasks.add", "schedule": "61 * * * *"}}
-        with override_settings(ROBUST_QUEUE={"recurring_tasks": bad}), \
-                self.assertRaisesMessage(ConfigurationError, "does not parse"):
+        with (
+            override_settings(ROBUST_QUEUE={"recurring_tasks": bad}),
+            self.assertRaisesMessage(ConfigurationError, "does not parse"),
+        ):
             booted(NEW_YEAR)
         self.assertFalse(RecurringTask.objects.exists())
 
     def test_settings_definitions_are_enqueued_with_their_options(self) -> None:
-        entries = {"settings-tick": {"task": "testproject.tasks.add", "schedule": "0 3 1 1 *",
-                                     "args": [2, 3], "queue_name": "cron", "priority": 7}}
+        entries = {
+            "settings-tick": {
+                "task": "testproject.tasks.add",
+                "schedule": "0 3 1 1 *",
+                "args": [2, 3],
+                "queue_name": "cron",
+                "priority": 7,
+            }
+        }
         with override_settings(ROBUST_QUEUE={"recurring_tasks": entries}):
             scheduler = booted(NEW_YEAR - timedelta(minutes=1))
             scheduler.run_once(now=NEW_YEAR)
@@ -111,8 +121,11 @@ class WaitTests(TestCase):
     def test_missed_slots_are_not_back_filled(self) -> None:
         scheduler = booted(NEW_YEAR - timedelta(hours=1))
         scheduler.run_once(now=NEW_YEAR + timedelta(days=3 * 365 + 10))
-        runs = list(RecurringExecution.objects.filter(task_key="tick-new-year")
-                    .values_list("run_at", flat=True))
+        runs = list(
+            RecurringExecution.objects.filter(task_key="tick-new-year").values_list(
+                "run_at", flat=True
+            )
+        )
         self.assertEqual(runs, [datetime(2034, 1, 1, 3, 0, tzinfo=UTC)])
 
     def test_a_new_scheduler_skips_the_slot_it_missed(self) -> None:
@@ -142,6 +155,7 @@ class SchedulerRaceTests(TransactionTestCase):
     def test_racing_schedulers_enqueue_each_slot_exactly_once(self) -> None:
         schedulers = [booted(NEW_YEAR - timedelta(minutes=1)) for _ in range(3)]
         barrier = threading.Barrier(len(schedulers))
+
         def run(scheduler: Scheduler) -> None:
             for offset in range(3):
                 barrier.wait()

@@ -19,7 +19,9 @@ LOGGER = "robust_queue.processes.scheduler"
 class UnknownRecurringTaskTests(TestCase):
     def setUp(self) -> None:
         self.row = RecurringTask.objects.create(
-            key="gone", schedule="0 * * * *", task_path="shop.tasks.removed",
+            key="gone",
+            schedule="0 * * * *",
+            task_path="shop.tasks.removed",
             static=False,
         )
         self.scheduler = Scheduler(using="default")
@@ -81,14 +83,20 @@ class MalformedArgumentsTests(TestCase):
 
     def setUp(self) -> None:
         self.good = RecurringTask.objects.create(
-            key="fine", schedule="0 * * * *", task_path="testproject.tasks.add",
-            arguments={"args": [1, 2], "kwargs": {}}, static=False,
+            key="fine",
+            schedule="0 * * * *",
+            task_path="testproject.tasks.add",
+            arguments={"args": [1, 2], "kwargs": {}},
+            static=False,
         )
 
     def bad_row(self, arguments: object) -> RecurringTask:
         return RecurringTask.objects.create(
-            key="broken", schedule="0 * * * *", task_path="testproject.tasks.add",
-            arguments=arguments, static=False,
+            key="broken",
+            schedule="0 * * * *",
+            task_path="testproject.tasks.add",
+            arguments=arguments,
+            static=False,
         )
 
     def scheduler(self) -> Scheduler:
@@ -108,7 +116,8 @@ class MalformedArgumentsTests(TestCase):
                 message = record.getMessage()
                 self.assertIn(
                     "Recurring task broken is disabled in this scheduler until its "
-                    "row's arguments are fixed: Recurring task 'broken'", message,
+                    "row's arguments are fixed: Recurring task 'broken'",
+                    message,
                 )
                 self.assertIsNone(record.exc_info)
                 self.assertNotIn("broken", scheduler.planned)
@@ -126,7 +135,8 @@ class MalformedArgumentsTests(TestCase):
             self.scheduler().run_once(now=START + HOUR)
         self.assertIn(
             "stored arguments are not {'args': [...], 'kwargs': {...}}: "
-            "\"{'args': 5, 'kwargs': {}}\"", logs.output[0],
+            "\"{'args': 5, 'kwargs': {}}\"",
+            logs.output[0],
         )
 
     def test_another_scheduler_decides_for_itself(self) -> None:
@@ -148,5 +158,7 @@ class MalformedArgumentsTests(TestCase):
         scheduler.run_once(now=START + 3 * HOUR)
         self.assertEqual(
             sorted(Job.objects.values_list("arguments", flat=True), key=str),
-            sorted([{"args": [1, 2], "kwargs": {}}] * 3 + [{"args": [3, 4], "kwargs": {}}], key=str),
+            sorted(
+                [{"args": [1, 2], "kwargs": {}}] * 3 + [{"args": [3, 4], "kwargs": {}}], key=str
+            ),
         )

@@ -47,7 +47,9 @@ class SnoozeTests(TestCase):
         self.assertGreaterEqual(scheduled.scheduled_at, before + timedelta(seconds=60))
         self.assertLess(scheduled.scheduled_at, before + timedelta(seconds=90))
         fetched = co.snoozer.get_result(result.id)
-        self.assertEqual((fetched.status, fetched.attempts, fetched.errors), (TaskResultStatus.READY, 1, []))
+        self.assertEqual(
+            (fetched.status, fetched.attempts, fetched.errors), (TaskResultStatus.READY, 1, [])
+        )
 
     def test_snooze_zero_runs_again_at_once_and_attempts_count_every_run(self) -> None:
         result = co.snoozer.enqueue("twice", times=2, delay=0)
@@ -119,11 +121,15 @@ class SnoozeTests(TestCase):
     def test_a_job_asked_to_cancel_is_cancelled_not_snoozed(self) -> None:
         result = co.snoozer.enqueue("cancel", delay=30)
         (claimed,) = claim()
-        ClaimedExecution.objects.filter(pk=claimed.pk).update(cancel_requested_at=database_now("default"))
+        ClaimedExecution.objects.filter(pk=claimed.pk).update(
+            cancel_requested_at=database_now("default")
+        )
         perform(claimed)
         fetched = co.snoozer.get_result(result.id)
         self.assertEqual(fetched.status, TaskResultStatus.FAILED)
-        self.assertEqual(fetched.errors[0].exception_class_path, "robust_queue.exceptions.JobCancelledError")
+        self.assertEqual(
+            fetched.errors[0].exception_class_path, "robust_queue.exceptions.JobCancelledError"
+        )
         self.assertEqual(Job.objects.get().snoozes, 0)
 
     def test_nothing_is_written_once_the_claim_is_gone(self) -> None:

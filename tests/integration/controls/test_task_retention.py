@@ -40,7 +40,8 @@ class TaskRetentionTests(TestCase):
     def test_a_task_keeps_its_finished_jobs_longer_than_the_global_setting(self) -> None:
         """Global: 1 day. kept_a_month: 30 days."""
         plain, kept, expired = self._run(
-            (tasks.add, (1, 1), 2 * DAY), (co.kept_a_month, (1,), 2 * DAY),
+            (tasks.add, (1, 1), 2 * DAY),
+            (co.kept_a_month, (1,), 2 * DAY),
             (co.kept_a_month, (2,), 31 * DAY),
         )
         counts = retention.clear_expired("default")
@@ -65,13 +66,16 @@ class TaskRetentionTests(TestCase):
         self.assertNotIn(plain_failed, _remaining())
 
     def test_settings_override_the_decorator_option_by_option(self) -> None:
-        setting = {"task_retention": {
-            "testproject.coordination_tasks.kept_a_month": {"finished": timedelta(days=3)},
-            "testproject.tasks.add": {"finished": None},
-        }}
+        setting = {
+            "task_retention": {
+                "testproject.coordination_tasks.kept_a_month": {"finished": timedelta(days=3)},
+                "testproject.tasks.add": {"finished": None},
+            }
+        }
         with override_settings(ROBUST_QUEUE=setting):
             kept_add, month_fresh, month_old = self._run(
-                (tasks.add, (1, 1), 10 * DAY), (co.kept_a_month, (1,), 2 * DAY),
+                (tasks.add, (1, 1), 10 * DAY),
+                (co.kept_a_month, (1,), 2 * DAY),
                 (co.kept_a_month, (2,), 4 * DAY),
             )
             own = retention.task_retentions()

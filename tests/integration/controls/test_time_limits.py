@@ -152,8 +152,13 @@ class TimeLimitTests(TransactionTestCase):
         second is final."""
         result = tasks.spin_limited_retried.enqueue("again")
         self.workers.run(result)
-        wait_until(lambda: len(error_classes(result)) == 1 and Job.objects.filter(
-            result_id=result.id, ready_execution__isnull=False).exists(), timeout=10)
+        wait_until(
+            lambda: (
+                len(error_classes(result)) == 1
+                and Job.objects.filter(result_id=result.id, ready_execution__isnull=False).exists()
+            ),
+            timeout=10,
+        )
         self.workers.run(result)
         wait_until(lambda: ended(result), timeout=10)
         self.assertEqual(error_classes(result), [TIMEOUT, TIMEOUT])

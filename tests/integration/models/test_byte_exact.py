@@ -83,9 +83,7 @@ class ByteExactTests(TestCase):
     def test_every_look_alike_is_a_queue_of_its_own(self) -> None:
         for name in ("default", *LOOK_ALIKES):
             _insert_ready(name)
-        self.assertEqual(
-            ReadyExecution.objects.queue_names(), sorted(["default", *LOOK_ALIKES])
-        )
+        self.assertEqual(ReadyExecution.objects.queue_names(), sorted(["default", *LOOK_ALIKES]))
 
     def test_a_pause_stops_only_its_own_queue(self) -> None:
         """Pausing ``mail_bulk`` leaves ``MAIL_BULK`` running."""
@@ -96,7 +94,10 @@ class ByteExactTests(TestCase):
         self.assertIs(Queue("mail_bulk").is_paused(), True)
         [(queue_name, excluded)] = QueueSelector(("*",), using="default").plan()
         claimed = ReadyExecution.objects.claim(
-            10, process_id=None, worker_id="w", queue_name=queue_name,
+            10,
+            process_id=None,
+            worker_id="w",
+            queue_name=queue_name,
             exclude_queues=excluded,
         )
         self.assertEqual([row.job.pk for row in claimed], [other.pk])
@@ -149,7 +150,8 @@ class CollationTests(TestCase):
         applying the binary collation (and to COMPARED above)."""
         expected = _migration.binary_collation(connection)
         unlisted = {
-            key for key, collation in self.collations("varchar").items()
+            key
+            for key, collation in self.collations("varchar").items()
             if collation != expected and key not in NOT_COMPARED
         }
         self.assertEqual(unlisted, set())
@@ -161,9 +163,7 @@ class TaskPathTests(TestCase):
         ``testproject.tasks.add``."""
         result = tasks.add.enqueue(1, 2)
         self.assertEqual(work_off(), 1)
-        retention = Retention(
-            finished_older_than=timedelta(0), task_path="testproject.tasks.ADD"
-        )
+        retention = Retention(finished_older_than=timedelta(0), task_path="testproject.tasks.ADD")
         self.assertEqual(retention.clear("default"), {"finished": 0, "failed": 0})
         self.assertTrue(Job.objects.filter(result_id=result.id).exists())
         self.assertEqual(Job.objects.filter(task_path="testproject.tasks.ADD").count(), 0)

@@ -21,11 +21,14 @@ class EdgeTests(TestCase):
         """No execution row and not finished: it is between two states (or
         broken); after a few reads the caller is told to try again."""
         limbo = Job.objects.create(
-            task_path="testproject.tasks.add", queue_name="default",
-            backend_alias="default", enqueued_at=timezone.now(),
+            task_path="testproject.tasks.add",
+            queue_name="default",
+            backend_alias="default",
+            enqueued_at=timezone.now(),
         )
         with self.assertRaisesMessage(
-            NotCancellableError, f"Job {limbo.result_id} kept changing state; try cancelling it again."
+            NotCancellableError,
+            f"Job {limbo.result_id} kept changing state; try cancelling it again.",
         ):
             limbo.cancel()
         self.assertEqual(Job.objects.get(pk=limbo.pk).errors, [])
@@ -67,15 +70,19 @@ class JobStateTests(TestCase):
     def test_each_state_s_table_is_found_through_the_job(self) -> None:
         tables = {
             state: execution_manager(Job, state, "default").model._meta.db_table
-            for state in JobState if state != JobState.FINISHED
+            for state in JobState
+            if state != JobState.FINISHED
         }
-        self.assertEqual(tables, {
-            JobState.READY: "robust_queue_ready_execution",
-            JobState.SCHEDULED: "robust_queue_scheduled_execution",
-            JobState.CLAIMED: "robust_queue_claimed_execution",
-            JobState.BLOCKED: "robust_queue_blocked_execution",
-            JobState.FAILED: "robust_queue_failed_execution",
-        })
+        self.assertEqual(
+            tables,
+            {
+                JobState.READY: "robust_queue_ready_execution",
+                JobState.SCHEDULED: "robust_queue_scheduled_execution",
+                JobState.CLAIMED: "robust_queue_claimed_execution",
+                JobState.BLOCKED: "robust_queue_blocked_execution",
+                JobState.FAILED: "robust_queue_failed_execution",
+            },
+        )
 
     def test_the_manager_is_on_the_database_asked_for(self) -> None:
         self.assertEqual(execution_manager(Job, JobState.READY, "queue").db, "queue")

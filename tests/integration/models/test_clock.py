@@ -144,8 +144,11 @@ class SkewedHostTests(TestCase):
     def test_a_fast_scheduler_enqueues_no_slot_before_its_time(self) -> None:
         """Recurring slots are due by the database's clock."""
         RecurringTask.objects.create(
-            key="every-minute", schedule="* * * * *", task_path="testproject.tasks.add",
-            arguments={"args": [1, 2], "kwargs": {}}, static=False,
+            key="every-minute",
+            schedule="* * * * *",
+            task_path="testproject.tasks.add",
+            arguments={"args": [1, 2], "kwargs": {}},
+            static=False,
         )
         scheduler = Scheduler(using="default")
         scheduler.boot()

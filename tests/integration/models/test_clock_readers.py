@@ -37,8 +37,11 @@ SILENT = timedelta(minutes=6)
 
 def supervisor(silent_for: timedelta = timedelta(0)) -> Process:
     process = Process.objects.register(
-        kind=ProcessKind.SUPERVISOR, name="supervisor-here", pid=os.getpid(),
-        hostname=socket.gethostname(), metadata={"queues": ["*"]},
+        kind=ProcessKind.SUPERVISOR,
+        name="supervisor-here",
+        pid=os.getpid(),
+        hostname=socket.gethostname(),
+        metadata={"queues": ["*"]},
     )
     if silent_for:
         Process.objects.filter(pk=process.pk).update(

@@ -40,7 +40,9 @@ class JobTagTests(TestCase):
         results = robust_queue.enqueue_all(
             [(co.tagged, (1,), {}), (tasks.add, (1, 2), {}), (co.tagged, (2,), {})]
         )
-        self.assertEqual([_tags_of(r.id) for r in results], [["billing", "eu"], [], ["billing", "eu"]])
+        self.assertEqual(
+            [_tags_of(r.id) for r in results], [["billing", "eu"], [], ["billing", "eu"]]
+        )
         self.assertEqual(JobTag.objects.count(), 4)
 
     def test_plain_jobs_write_no_tag_row(self) -> None:
@@ -115,7 +117,10 @@ class JobTagCascadeTests(TransactionTestCase):
         if connection.vendor == "sqlite":
             with connection.cursor() as cursor:
                 cursor.execute("PRAGMA foreign_key_list(robust_queue_job_tag)")
-                self.assertEqual([(row[2], row[6]) for row in cursor.fetchall()], [("robust_queue_job", "CASCADE")])
+                self.assertEqual(
+                    [(row[2], row[6]) for row in cursor.fetchall()],
+                    [("robust_queue_job", "CASCADE")],
+                )
             return
         if connection.vendor == "mysql":
             collation = importlib.import_module("robust_queue.migrations.0004_binary_collation")

@@ -35,7 +35,6 @@ class BulkInsertWithoutReturnedIdsTests(TestCase):
         self.assertEqual(ReadyExecution.objects.count(), 2)
         self.assertEqual(ScheduledExecution.objects.count(), 1)
 
-
     def test_claims_find_their_ids_and_finish(self) -> None:
         """Without returned ids a claim still knows its row, so finishing
         it deletes that row (a claim without an id would never finish)."""
@@ -43,9 +42,7 @@ class BulkInsertWithoutReturnedIdsTests(TestCase):
         with without_returned_ids():
             claimed = claim()
         stored = dict(ClaimedExecution.objects.values_list("job__result_id", "pk"))
-        self.assertEqual(
-            {row.job.result_id: row.pk for row in claimed}, stored
-        )
+        self.assertEqual({row.job.result_id: row.pk for row in claimed}, stored)
         self.assertEqual(set(stored), {first.id, second.id})
         with without_returned_ids():
             for row in claimed:

@@ -64,8 +64,7 @@ class PerformBoundaryTests(TestCase):
         self.assertEqual(result.status, TaskResultStatus.SUCCESSFUL)
         self.assertEqual(
             [(e.exception_class_path, e.traceback) for e in result.errors],
-            [("", "(not an error record) 1"), ("", "(not an error record) 'two'"),
-             ("", "three")],
+            [("", "(not an error record) 1"), ("", "(not an error record) 'two'"), ("", "three")],
         )
 
     def test_an_errors_column_that_is_not_a_list_still_reads(self) -> None:
@@ -73,6 +72,4 @@ class PerformBoundaryTests(TestCase):
         self.perform(claimed)
         result = finalize_tasks.record_when_allowed.get_result(result_id)
         self.assertEqual(result.status, TaskResultStatus.SUCCESSFUL)
-        self.assertEqual(
-            [e.traceback for e in result.errors], ["(not a list) {'not': 'a list'}"]
-        )
+        self.assertEqual([e.traceback for e in result.errors], ["(not a list) {'not': 'a list'}"])

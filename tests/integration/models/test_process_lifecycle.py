@@ -254,4 +254,3 @@ class OrphanTests(TestCase):
     def test_a_live_process_claims_are_not_orphans(self) -> None:
         claimed_by(register("w"))
         self.assertEqual(OrphanSweep("default", settle=0).run(), 0)
-

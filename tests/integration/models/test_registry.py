@@ -27,9 +27,7 @@ WITH_DUMMY = {
 
 def forge(task_path: str, backend_alias: str = "default") -> str:
     result = tasks.add.enqueue(1, 1)
-    Job.objects.filter(result_id=result.id).update(
-        task_path=task_path, backend_alias=backend_alias
-    )
+    Job.objects.filter(result_id=result.id).update(task_path=task_path, backend_alias=backend_alias)
     return result.id
 
 

@@ -111,7 +111,9 @@ class ShortTransactionTests(TransactionTestCase):
         # As in a worker: statistics wait in memory for the next flush.
         recorder.start_buffering()
         self.addCleanup(recorder.stop_buffering)
-        before = {name: _session_status(name) for name in ("Com_set_option", "Com_begin", "Com_commit")}
+        before = {
+            name: _session_status(name) for name in ("Com_set_option", "Com_begin", "Com_commit")
+        }
         [claimed] = claim(1)
         self.assertIs(claimed.finish(3), True)
         after = {name: _session_status(name) for name in before}

@@ -125,9 +125,7 @@ class TaskPauseRaceTests(TransactionTestCase):
             connection.close()
             return []
 
-        results = run_in_threads(
-            [lambda: claimer(()), lambda: claimer((ADD,)), pauser], timeout=60
-        )
+        results = run_in_threads([lambda: claimer(()), lambda: claimer((ADD,)), pauser], timeout=60)
         late = [
             path
             for seen in results

@@ -24,8 +24,13 @@ class AttemptLogTests(TransactionTestCase):
         for record in (start, end):
             self.assertEqual(
                 {name: getattr(record, name) for name in FIELDS[:5]},
-                {"result_id": result.id, "task": "testproject.tasks.add",
-                 "queue": "default", "attempt": 1, "worker": "w-1"},
+                {
+                    "result_id": result.id,
+                    "task": "testproject.tasks.add",
+                    "queue": "default",
+                    "attempt": 1,
+                    "worker": "w-1",
+                },
             )
             self.assertGreaterEqual(record.wait_ms, 0)
         self.assertIn(f"Job {result.id} started", start.getMessage())

@@ -28,8 +28,11 @@ class CancelCommandTests(TransactionTestCase):
         waiting = tasks.add.enqueue(3, 4)
         out, err, code = run("--", waiting.id, running.id)
         self.assertEqual(code, 0, err)
-        self.assertEqual(out, f"{waiting.id}: cancelled\n"
-                              f"{running.id}: cancel requested (running: its worker stops it)\n")
+        self.assertEqual(
+            out,
+            f"{waiting.id}: cancelled\n"
+            f"{running.id}: cancel requested (running: its worker stops it)\n",
+        )
         self.assertEqual(err, "")
         self.assertFalse(ReadyExecution.objects.exists())
         self.assertTrue(FailedExecution.objects.filter(job__result_id=waiting.id).exists())
@@ -61,5 +64,7 @@ class CancelCommandTests(TransactionTestCase):
         self.assertEqual((out, err, code), (f"-{result.id[1:]}: cancelled\n", "", 0))
 
     def test_at_least_one_id_is_required(self) -> None:
-        with self.assertRaisesMessage(CommandError, "the following arguments are required: RESULT_ID"):
+        with self.assertRaisesMessage(
+            CommandError, "the following arguments are required: RESULT_ID"
+        ):
             run()

@@ -33,10 +33,18 @@ def checks(report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
     return {c["name"]: (c["ok"], c["detail"]) for c in report["checks"]}
 
 
-def register(kind: str, *, host: str | None = None, queues: list[str] | None = None,
-             age: float = 0, name: str = "") -> Process:
+def register(
+    kind: str,
+    *,
+    host: str | None = None,
+    queues: list[str] | None = None,
+    age: float = 0,
+    name: str = "",
+) -> Process:
     process = Process.objects.create(
-        kind=kind, name=name or f"{kind}-{Process.objects.count()}", pid=os.getpid(),
+        kind=kind,
+        name=name or f"{kind}-{Process.objects.count()}",
+        pid=os.getpid(),
         hostname=host or socket.gethostname(),
         metadata={"queues": queues} if queues is not None else {},
     )
@@ -91,7 +99,9 @@ class HealthTests(TransactionTestCase):
         code, report = run_health()
         self.assertEqual(code, 1)
         ok, detail = checks(report)["queues"]
-        self.assertEqual((ok, detail), (False, "ready jobs and no live worker for queue(s): reports"))
+        self.assertEqual(
+            (ok, detail), (False, "ready jobs and no live worker for queue(s): reports")
+        )
         # A prefix selector covers it; so does a pause (on purpose).
         register(ProcessKind.WORKER, queues=["rep*"])
         self.assertEqual(run_health()[0], 0)
@@ -196,7 +206,9 @@ class HealthTests(TransactionTestCase):
         code, report = run_health("--fail-on-unused-queues")
         self.assertEqual(code, 0, report)
         self.assertEqual(report["unused_worker_queues"], [])
-        self.assertEqual(checks(report)["worker_queues"], (True, "every worker queue is used by a task"))
+        self.assertEqual(
+            checks(report)["worker_queues"], (True, "every worker queue is used by a task")
+        )
 
     def test_bad_thresholds_are_clear_errors(self) -> None:
         for args, message in (

@@ -20,10 +20,15 @@ from testproject import tasks
 HERE = socket.gethostname()
 
 
-def register(kind: str, *, host: str = HERE, silent_for: float = 0.0, **metadata: object) -> Process:
+def register(
+    kind: str, *, host: str = HERE, silent_for: float = 0.0, **metadata: object
+) -> Process:
     process = Process.objects.register(
-        kind=kind, name=f"{kind}-{host}-{Process.objects.count()}", pid=4242,
-        hostname=host, metadata=metadata,
+        kind=kind,
+        name=f"{kind}-{host}-{Process.objects.count()}",
+        pid=4242,
+        hostname=host,
+        metadata=metadata,
     )
     if silent_for:
         Process.objects.filter(pk=process.pk).update(
@@ -32,9 +37,7 @@ def register(kind: str, *, host: str = HERE, silent_for: float = 0.0, **metadata
     return process
 
 
-def run(
-    thresholds: health.Thresholds | None = None, **config: object
-) -> health.Report:
+def run(thresholds: health.Thresholds | None = None, **config: object) -> health.Report:
     return health.check(
         SupervisorConfig(database="default", **config),  # type: ignore[arg-type]
         thresholds or health.Thresholds(),
@@ -75,8 +78,9 @@ class SupervisorCheckTests(TestCase):
         register(ProcessKind.SUPERVISOR, host="another-host")
         report = run(alive_threshold=120.0)
         self.assertIs(outcome(report)["supervisor"], False)
-        self.assertIn(f"no supervisor on {HERE} has heartbeaten within 120s",
-                      detail(report, "supervisor"))
+        self.assertIn(
+            f"no supervisor on {HERE} has heartbeaten within 120s", detail(report, "supervisor")
+        )
 
     def test_a_silent_supervisor_is_not_alive(self) -> None:
         register(ProcessKind.SUPERVISOR, silent_for=600)
@@ -85,8 +89,9 @@ class SupervisorCheckTests(TestCase):
     def test_the_alive_threshold_decides_what_is_silent(self) -> None:
         register(ProcessKind.SUPERVISOR, silent_for=90)
         self.assertIs(outcome(run(alive_threshold=300.0))["supervisor"], True)
-        self.assertIs(outcome(run(alive_threshold=60.0, heartbeat_interval=30.0))["supervisor"],
-                      False)
+        self.assertIs(
+            outcome(run(alive_threshold=60.0, heartbeat_interval=30.0))["supervisor"], False
+        )
 
     def test_a_host_that_only_enqueues_skips_the_supervisor(self) -> None:
         report = run(health.Thresholds(check_supervisor=False))
@@ -147,8 +152,9 @@ class QueueCheckTests(TestCase):
         tasks.add.enqueue(1, 2)
         report = run()
         self.assertIs(outcome(report)["queues"], False)
-        self.assertEqual(detail(report, "queues"),
-                         "ready jobs and no live worker for queue(s): mail, mail_bulk")
+        self.assertEqual(
+            detail(report, "queues"), "ready jobs and no live worker for queue(s): mail, mail_bulk"
+        )
 
     def test_a_prefix_selector_covers_its_queues(self) -> None:
         register(ProcessKind.WORKER, queues=["mail*"])
@@ -169,8 +175,9 @@ class QueueCheckTests(TestCase):
         report = run(health.Thresholds(require_workers=True))
         self.assertEqual(detail(report, "workers"), "no live worker")
         register(ProcessKind.WORKER, queues=["*"])
-        self.assertEqual(detail(run(health.Thresholds(require_workers=True)), "workers"),
-                         "1 live worker(s)")
+        self.assertEqual(
+            detail(run(health.Thresholds(require_workers=True)), "workers"), "1 live worker(s)"
+        )
 
     def test_require_workers_names_the_queues_nobody_polls(self) -> None:
         register(ProcessKind.WORKER, queues=["default"])
@@ -188,8 +195,9 @@ class QueueCheckTests(TestCase):
         )
         report = run(health.Thresholds(max_latency=60))
         self.assertIs(outcome(report)["latency"], False)
-        self.assertRegex(detail(report, "latency"),
-                         r"^oldest ready job older than 60s in: mail \(\d+s\)$")
+        self.assertRegex(
+            detail(report, "latency"), r"^oldest ready job older than 60s in: mail \(\d+s\)$"
+        )
 
 
 class CoversTests(SimpleTestCase):

@@ -110,10 +110,13 @@ class ProcessSignalTests(TransactionTestCase):
         self.assertEqual(pruned[0]["failed_jobs"], 0)
 
     def test_a_process_sends_started_and_stopped_once(self) -> None:
-        worker = Worker(WorkerConfig(threads=1), shutdown_timeout=1, using="default",
-                        heartbeat_interval=60)
-        with received(signals.process_started) as started, \
-                received(signals.process_stopped) as stopped:
+        worker = Worker(
+            WorkerConfig(threads=1), shutdown_timeout=1, using="default", heartbeat_interval=60
+        )
+        with (
+            received(signals.process_started) as started,
+            received(signals.process_stopped) as stopped,
+        ):
             worker.stop()  # one round: boot, then shut down
             worker.start()
         self.assertEqual([c["runnable"] for c in started], [worker])

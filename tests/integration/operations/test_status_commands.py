@@ -32,7 +32,9 @@ class StatusTests(TransactionTestCase):
         self.assertIn("Processes", output)
         self.assertRegex(output, r"worker\s+worker-on-test\s+1\s+test\s+\d+s ago")
         self.assertIn("Recent failures (1 failed job(s) in all)", output)
-        self.assertRegex(output, rf"testproject.tasks.fail\s+default\s+builtins.ValueError\s+{failed.id}")
+        self.assertRegex(
+            output, rf"testproject.tasks.fail\s+default\s+builtins.ValueError\s+{failed.id}"
+        )
 
     def test_an_empty_queue_database_says_none(self) -> None:
         self.assertEqual(run("robust_queue_status").count("(none)"), 3)
@@ -40,9 +42,12 @@ class StatusTests(TransactionTestCase):
 
 class PauseResumeTests(TransactionTestCase):
     def test_pause_and_resume(self) -> None:
-        self.assertEqual(run("robust_queue_pause", "mail", "sms"),
-                         "Queue 'mail' paused.\nQueue 'sms' paused.\n")
-        self.assertEqual(sorted(Pause.objects.values_list("queue_name", flat=True)), ["mail", "sms"])
+        self.assertEqual(
+            run("robust_queue_pause", "mail", "sms"), "Queue 'mail' paused.\nQueue 'sms' paused.\n"
+        )
+        self.assertEqual(
+            sorted(Pause.objects.values_list("queue_name", flat=True)), ["mail", "sms"]
+        )
         self.assertEqual(run("robust_queue_pause", "mail"), "Queue 'mail' was already paused.\n")
         self.assertEqual(run("robust_queue_resume", "mail"), "Queue 'mail' resumed.\n")
         self.assertEqual(run("robust_queue_resume", "mail"), "Queue 'mail' was already resumed.\n")
@@ -56,8 +61,8 @@ class PauseResumeTests(TransactionTestCase):
 
 class RetryFailedTests(TransactionTestCase):
     def setUp(self) -> None:
-        tasks.fail.enqueue("one")                     # ValueError, default
-        control_tasks.picky.enqueue("key")            # KeyError (discarded)
+        tasks.fail.enqueue("one")  # ValueError, default
+        control_tasks.picky.enqueue("key")  # KeyError (discarded)
         tasks.fail.using(queue_name="reports").enqueue("two")
         process = make_process()
         for claimed in claim(process=process):
@@ -68,8 +73,10 @@ class RetryFailedTests(TransactionTestCase):
         return sorted(FailedExecution.objects.values_list("job__task_path", flat=True))
 
     def test_retry_by_exception_class_name_or_path(self) -> None:
-        self.assertEqual(run("robust_queue_retry_failed", "--exception", "KeyError"),
-                         "Retried 1 failed job(s).\n")
+        self.assertEqual(
+            run("robust_queue_retry_failed", "--exception", "KeyError"),
+            "Retried 1 failed job(s).\n",
+        )
         self.assertEqual(self.failed_paths(), ["testproject.tasks.fail"] * 2)
         self.assertEqual(
             run("robust_queue_retry_failed", "--exception", "builtins.ValueError", "--dry-run"),

@@ -115,4 +115,3 @@ class PoolTests(TransactionTestCase):
         self.pool.close()
         wait_until(lambda: not pool_threads(), timeout=30)
         self.assertFalse(ClaimedExecution.objects.exists())
-

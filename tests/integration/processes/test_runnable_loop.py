@@ -68,10 +68,12 @@ class RunnableTests(TransactionTestCase):
 
     def test_boot_rounds_and_shutdown_in_order_registered_throughout(self) -> None:
         started, stopped = [], []
-        signals.process_started.connect(lambda **kw: started.append(kw["process"].pk), weak=False,
-                                        dispatch_uid="test-started")
-        signals.process_stopped.connect(lambda **kw: stopped.append(kw["process"].pk), weak=False,
-                                        dispatch_uid="test-stopped")
+        signals.process_started.connect(
+            lambda **kw: started.append(kw["process"].pk), weak=False, dispatch_uid="test-started"
+        )
+        signals.process_stopped.connect(
+            lambda **kw: stopped.append(kw["process"].pk), weak=False, dispatch_uid="test-stopped"
+        )
         self.addCleanup(signals.process_started.disconnect, dispatch_uid="test-started")
         self.addCleanup(signals.process_stopped.disconnect, dispatch_uid="test-stopped")
         runnable = self.run_rounds([0, 0, 0])

@@ -41,8 +41,11 @@ class FakeChild(Child):
         super().__init__(role, failures)
         number = next(_NUMBERS)
         self.process = Process.objects.register(
-            kind=role.kind, name=f"fake-{role.kind}-{number}", pid=100000 + number,
-            hostname="test", supervisor_id=supervisor_pk,
+            kind=role.kind,
+            name=f"fake-{role.kind}-{number}",
+            pid=100000 + number,
+            hostname="test",
+            supervisor_id=supervisor_pk,
         )
         self.reason: str | None = None
         self.stops_when_asked = True
@@ -83,8 +86,11 @@ class LoopSupervisor(Supervisor):
 
 def config(**changes: object) -> SupervisorConfig:
     base = SupervisorConfig(
-        workers=(WorkerConfig(processes=2),), dispatchers=(DispatcherConfig(),),
-        scheduler=None, shutdown_timeout=0.2, database="default",
+        workers=(WorkerConfig(processes=2),),
+        dispatchers=(DispatcherConfig(),),
+        scheduler=None,
+        shutdown_timeout=0.2,
+        database="default",
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -103,7 +109,9 @@ class SupervisorLoopTestCase(TestCase):
 class BootTests(SupervisorLoopTestCase):
     def test_one_child_per_process_of_each_role(self) -> None:
         supervisor = self.boot()
-        self.assertEqual([c.role.kind for c in supervisor.children], ["worker", "worker", "dispatcher"])
+        self.assertEqual(
+            [c.role.kind for c in supervisor.children], ["worker", "worker", "dispatcher"]
+        )
         rows = Process.objects.filter(supervisor_id=supervisor.process.pk)  # type: ignore[union-attr]
         self.assertEqual(rows.count(), 3)
 
@@ -261,7 +269,9 @@ class MaintenanceTests(SupervisorLoopTestCase):
         supervisor._tick()
         self.assertTrue(Process.objects.filter(pk=other.pk).exists())
         assert supervisor.heartbeat is not None
-        supervisor.heartbeat.report._healthy_since = time.monotonic() - supervisor.config.alive_threshold
+        supervisor.heartbeat.report._healthy_since = (
+            time.monotonic() - supervisor.config.alive_threshold
+        )
         supervisor._pruned_at -= supervisor.config.heartbeat_interval
         supervisor._tick()
         self.assertFalse(Process.objects.filter(pk=other.pk).exists())
@@ -269,7 +279,9 @@ class MaintenanceTests(SupervisorLoopTestCase):
     def test_pruning_runs_once_per_heartbeat_interval(self) -> None:
         supervisor = self.boot()
         assert supervisor.heartbeat is not None
-        supervisor.heartbeat.report._healthy_since = time.monotonic() - supervisor.config.alive_threshold
+        supervisor.heartbeat.report._healthy_since = (
+            time.monotonic() - supervisor.config.alive_threshold
+        )
         other = self.stale_worker()
         supervisor._tick()
         self.assertTrue(Process.objects.filter(pk=other.pk).exists(), "not due yet")
@@ -277,7 +289,9 @@ class MaintenanceTests(SupervisorLoopTestCase):
     def test_the_supervisor_never_prunes_itself(self) -> None:
         supervisor = self.boot()
         assert supervisor.heartbeat is not None and supervisor.process is not None
-        supervisor.heartbeat.report._healthy_since = time.monotonic() - supervisor.config.alive_threshold
+        supervisor.heartbeat.report._healthy_since = (
+            time.monotonic() - supervisor.config.alive_threshold
+        )
         Process.objects.filter(pk=supervisor.process.pk).update(
             last_heartbeat_at=timezone.now() - timedelta(hours=1)
         )

@@ -46,9 +46,7 @@ class WorkerLoopTests(TransactionTestCase):
         results = [tasks.add.enqueue(n, n) for n in range(4)]
         worker, thread = self.start(threads=2)
         wait_until(lambda: finished(*(r.id for r in results)), timeout=60)
-        self.assertEqual(
-            sorted(Job.objects.values_list("return_value", flat=True)), [0, 2, 4, 6]
-        )
+        self.assertEqual(sorted(Job.objects.values_list("return_value", flat=True)), [0, 2, 4, 6])
         worker.stop()
         thread.join(timeout=30)
         self.assertFalse(thread.is_alive())

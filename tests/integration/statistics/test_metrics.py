@@ -91,7 +91,10 @@ class MetricsContentTests(TestCase):
         tasks.report.enqueue(2)
         tasks.add.using(run_after=timezone.now() + timedelta(hours=1)).enqueue(1, 1)
         cls.worker = Process.objects.create(
-            kind=ProcessKind.WORKER, name="w-1", pid=1, hostname="host-a",
+            kind=ProcessKind.WORKER,
+            name="w-1",
+            pid=1,
+            hostname="host-a",
             metadata={"queues": ["*"], "threads": 3},
         )
         Process.objects.create(kind=ProcessKind.SUPERVISOR, name="s-1", pid=2, hostname="host-a")
@@ -120,9 +123,7 @@ class MetricsContentTests(TestCase):
             sample(text, 'robust_queue_queue_latency_seconds{queue="reports"}'), 0
         )
         self.assertEqual(sample(text, 'robust_queue_processes{kind="worker",host="host-a"}'), 1)
-        self.assertEqual(
-            sample(text, 'robust_queue_processes{kind="supervisor",host="host-a"}'), 1
-        )
+        self.assertEqual(sample(text, 'robust_queue_processes{kind="supervisor",host="host-a"}'), 1)
         self.assertEqual(sample(text, 'robust_queue_worker_threads{worker="w-1",host="host-a"}'), 3)
         self.assertEqual(
             sample(text, 'robust_queue_worker_busy_threads{worker="w-1",host="host-a"}'), 1

@@ -66,7 +66,9 @@ class RecordingTests(TestCase):
         tasks.fail.enqueue("x")
         control_tasks.flaky.enqueue("k", succeed_on=2)
         work_off()
-        self.assertEqual(totals(TASK_FAIL), {"finished": 0, "failed": 1, "retried": 0, "discarded": 0})
+        self.assertEqual(
+            totals(TASK_FAIL), {"finished": 0, "failed": 1, "retried": 0, "discarded": 0}
+        )
         flaky = totals("testproject.control_tasks.flaky")
         self.assertEqual(flaky, {"finished": 1, "failed": 1, "retried": 1, "discarded": 0})
 
@@ -120,10 +122,12 @@ class RecordingTests(TestCase):
 
     def test_queue_names_that_differ_in_case_are_two_keys(self) -> None:
         minute = timezone.now().replace(second=0, microsecond=0)
-        Statistic.objects.add_all({
-            (minute, "mail", "t"): numbers(finished=1),
-            (minute, "MAIL", "t"): numbers(finished=2),
-        })
+        Statistic.objects.add_all(
+            {
+                (minute, "mail", "t"): numbers(finished=1),
+                (minute, "MAIL", "t"): numbers(finished=2),
+            }
+        )
         self.assertEqual(
             sorted(Statistic.objects.minutes().values_list("queue_name", "finished")),
             [("MAIL", 2), ("mail", 1)],

@@ -45,7 +45,8 @@ class StatisticsSettingsTests(TestCase):
     def test_bad_values_are_named_by_the_system_check(self) -> None:
         cases = {
             "statistics_retention": (
-                -1, 'ROBUST_QUEUE["statistics_retention"] must be more than 0 seconds, not -1.'
+                -1,
+                'ROBUST_QUEUE["statistics_retention"] must be more than 0 seconds, not -1.',
             ),
             "statistics_flush_interval": (
                 "soon",

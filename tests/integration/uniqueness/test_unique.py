@@ -143,13 +143,15 @@ class StatesAndWithinTests(TestCase):
 class BulkTests(TestCase):
     def test_enqueue_all_applies_the_key_per_item(self) -> None:
         existing = ut.by_arguments.enqueue(1)
-        results = robust_queue.enqueue_all([
-            (ut.by_arguments, (1,), {}),
-            (ut.by_arguments, (2,), {}),
-            (ut.plain, (1,), {}),
-            (ut.by_arguments, (2,), {}),
-            (ut.plain, (1,), {}),
-        ])
+        results = robust_queue.enqueue_all(
+            [
+                (ut.by_arguments, (1,), {}),
+                (ut.by_arguments, (2,), {}),
+                (ut.plain, (1,), {}),
+                (ut.by_arguments, (2,), {}),
+                (ut.plain, (1,), {}),
+            ]
+        )
         self.assertEqual(results[0].id, existing.id)
         self.assertEqual(results[3].id, results[1].id)
         self.assertNotEqual(results[2].id, results[4].id)
@@ -287,7 +289,9 @@ class RecurringTests(TestCase):
         from robust_queue.models import RecurringExecution, RecurringTask
 
         definition = RecurringTask.objects.create(
-            key="sync-acme", schedule="@hourly", static=False,
+            key="sync-acme",
+            schedule="@hourly",
+            static=False,
             task_path="testproject.unique_tasks.per_account",
             arguments={"args": ["acme"], "kwargs": {}},
         )

@@ -27,9 +27,7 @@ class SignalQueueTests(SimpleTestCase):
         os.kill(os.getpid(), signal.SIGTERM)
         os.kill(os.getpid(), signal.SIGQUIT)
         os.kill(os.getpid(), signal.SIGINT)
-        self.assertEqual(
-            self.signals.pop_all(), [signal.SIGTERM, signal.SIGQUIT, signal.SIGINT]
-        )
+        self.assertEqual(self.signals.pop_all(), [signal.SIGTERM, signal.SIGQUIT, signal.SIGINT])
         self.assertEqual(self.signals.pop_all(), [])
 
     def test_a_signal_wakes_the_sleeping_loop(self) -> None:

@@ -27,8 +27,11 @@ NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 def unconnected(vendor: str, alias: str = "unit") -> BaseDatabaseWrapper:
     """A wrapper of ``vendor``'s backend whose server cannot be reached."""
     settings: dict[str, Any] = {
-        "ENGINE": ENGINES[vendor], "NAME": "/nonexistent/robust-queue-unit",
-        "HOST": "127.0.0.1", "PORT": "1", "USER": "nobody",
+        "ENGINE": ENGINES[vendor],
+        "NAME": "/nonexistent/robust-queue-unit",
+        "HOST": "127.0.0.1",
+        "PORT": "1",
+        "USER": "nobody",
     }
     [configured] = connections.configure_settings({"default": settings}).values()
     wrapper: BaseDatabaseWrapper = load_backend(ENGINES[vendor]).DatabaseWrapper(configured, alias)

@@ -23,7 +23,9 @@ class DialectChoiceTests(SimpleTestCase):
     def test_each_vendor_gets_its_own_dialect(self) -> None:
         """PostgreSQL, MySQL/MariaDB and SQLite each have a dialect."""
         for vendor, kind in (
-            ("postgresql", PostgreSQLDialect), ("mysql", MySQLDialect), ("sqlite", SQLiteDialect)
+            ("postgresql", PostgreSQLDialect),
+            ("mysql", MySQLDialect),
+            ("sqlite", SQLiteDialect),
         ):
             with self.subTest(vendor):
                 self.assertIsInstance(dialect_of(unconnected(vendor)), kind)

@@ -31,7 +31,8 @@ class MySQLStatementTests(SimpleTestCase):
         guard = self.dialect.task_pause_filter(["t.f"])
         self.assertIn("ON BINARY p.task_path = BINARY j.task_path", guard)
         self.assertEqual(
-            self.dialect.task_pause_filter([]), "NOT EXISTS (SELECT 1 FROM `robust_queue_task_pause`)"
+            self.dialect.task_pause_filter([]),
+            "NOT EXISTS (SELECT 1 FROM `robust_queue_task_pause`)",
         )
 
     def test_statistics_add_on_duplicate_key(self) -> None:

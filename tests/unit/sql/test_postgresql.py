@@ -21,7 +21,8 @@ class PostgreSQLStatementTests(SimpleTestCase):
         sql, params = self.dialect.claim_in_one(3, ("queue_name = %s", ["mail"]), 7, "w-1", NOW)
         self.assertIn(
             'SELECT id FROM "robust_queue_ready_execution" WHERE queue_name = %s\n'
-            "    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED", sql
+            "    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            sql,
         )
         self.assertIn("jsonb_build_array(%s::text)", sql)
         self.assertTrue(sql.rstrip().endswith("RETURNING job.*, claimed.id AS claim_id"))
@@ -29,7 +30,9 @@ class PostgreSQLStatementTests(SimpleTestCase):
 
     def test_the_finish_is_fenced_by_the_claims_delete(self) -> None:
         sql, params = self.dialect.finish_in_one(11, NOW, {"a": 1})
-        self.assertIn('WITH taken AS (DELETE FROM "robust_queue_claimed_execution" WHERE id = %s', sql)
+        self.assertIn(
+            'WITH taken AS (DELETE FROM "robust_queue_claimed_execution" WHERE id = %s', sql
+        )
         self.assertEqual(params[:2], [11, NOW])
         self.assertEqual(params[2].obj, {"a": 1})
 
@@ -60,7 +63,9 @@ class PostgreSQLStatementTests(SimpleTestCase):
                 self.dialect.lock_ready(1, queue_filter(None, []))
 
     def test_statistics_add_on_conflict(self) -> None:
-        sql = self.dialect.upsert_adding("robust_queue_statistic", ["minute"], ["finished", "failed"], 2)
+        sql = self.dialect.upsert_adding(
+            "robust_queue_statistic", ["minute"], ["finished", "failed"], 2
+        )
         self.assertEqual(
             sql,
             'INSERT INTO "robust_queue_statistic" ("minute", "finished", "failed") '
