@@ -17,6 +17,8 @@ _LAZY = {
     "aenqueue_once": "robust_queue.enqueueing",
     "cancel": "robust_queue.cancellation",
     "cancel_requested": "robust_queue.cancellation",
+    "chain": "robust_queue.dependencies",
+    "enqueue_after": "robust_queue.dependencies",
     "enqueue_all": "robust_queue.enqueueing",
     "enqueue_once": "robust_queue.enqueueing",
     "job_metadata": "robust_queue.enqueue_metadata",

@@ -101,6 +101,19 @@ class RobustQueueBackend(BaseTaskBackend):
             task, key, args, kwargs
         )
 
+    def enqueue_after(
+        self,
+        parents: Sequence[str],
+        task: Task[..., Any],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+    ) -> TaskResult[Any]:
+        """``enqueue`` a job that waits for the jobs of result ids
+        ``parents`` (see ``dependencies.enqueue_after``)."""
+        prepared = self._prepare(task, args, kwargs)
+        prepared[1].pending_parents = tuple(parents)
+        return self._write([prepared])[0]
+
     def _write(self, prepared: list[Prepared]) -> list[TaskResult[Any]]:
         if not prepared:
             return []

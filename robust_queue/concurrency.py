@@ -57,9 +57,10 @@ class ConcurrencyLimit:
             errors.append(f"'duration' must be a positive timedelta, not {self.duration!r}.")
         if self.group is not None and not isinstance(self.group, str):
             errors.append(f"'group' must be a string, not {self.group!r}.")
-        elif isinstance(self.group, str) and self.group.startswith("rate:"):
-            # Those keys are the rate limits' waiting lines (rate_limits.py).
-            errors.append(f"'group' must not start with 'rate:', not {self.group!r}.")
+        elif isinstance(self.group, str) and self.group.startswith(("rate:", "dep:")):
+            # Those keys are the waiting lines of rate limits and of jobs
+            # waiting for others (rate_limits.py, models/job_dependency.py).
+            errors.append(f"'group' must not start with 'rate:' or 'dep:', not {self.group!r}.")
         return errors
 
     @property

@@ -17,6 +17,14 @@ class EnqueueError(RobustQueueError):
     """A task could not be enqueued; nothing was written."""
 
 
+class DependencyError(EnqueueError):
+    """A job's parents are unknown, of another backend or database, or failed."""
+
+
+class DependencyFailedError(RobustQueueError):
+    """A job's parent failed for good, was cancelled or was discarded: it never ran."""
+
+
 class DiscardedOnConflictError(RobustQueueError):
     """A concurrency limit with on_conflict="discard" dropped the job at enqueue."""
 

@@ -4,6 +4,7 @@ from .blocked_execution import BlockedExecution
 from .claimed_execution import ClaimedExecution
 from .failed_execution import FailedExecution
 from .job import Job
+from .job_dependency import JobDependency
 from .job_state import JobState
 from .job_tag import JobTag
 from .pause import Pause
@@ -25,6 +26,7 @@ __all__ = [
     "ClaimedExecution",
     "FailedExecution",
     "Job",
+    "JobDependency",
     "JobState",
     "JobTag",
     "Pause",

@@ -12,6 +12,7 @@ from ..rate_limits import WAITING_PREFIX
 from .clock import DatabaseNow
 from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
 from .job import Job
+from .job_dependency import WAITING_KEY
 from .semaphore import Semaphore, SemaphoreQuerySet
 
 if TYPE_CHECKING:
@@ -85,9 +86,11 @@ class BlockedExecutionQuerySet(models.QuerySet["BlockedExecution"]):
         """Release blocked jobs whose key has a free or expired slot."""
         now = DatabaseNow()
         full = self._semaphores().filter(value__lt=1, expires_at__gte=now)
-        # Jobs waiting for a rate limit are the dispatcher's (rate_limit.py).
+        # Jobs waiting for a rate limit or for other jobs are the
+        # dispatcher's (rate_limit.py, job_dependency.py).
         keys = (
             self.exclude(concurrency_key__startswith=WAITING_PREFIX)
+            .exclude(concurrency_key=WAITING_KEY)
             .filter(
                 models.Q(expires_at__lt=now) | ~models.Q(concurrency_key__in=full.values("key"))
             )

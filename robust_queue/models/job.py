@@ -17,6 +17,7 @@ from ..exceptions import UndiscardableError, UnknownTaskError
 from ..statistics import record_jobs
 from .cancelling import CancelOutcome, cancel_job
 from .clock import database_now
+from .job_dependency import JobDependency
 from .job_state import EXECUTION_ACCESSORS, JobState, execution_manager
 from .job_tag import JobTag
 from .locking import delete_by_pk, lock_by_pk
@@ -59,6 +60,9 @@ class JobQuerySet(models.QuerySet["Job"]):
         together). A ``run_after`` is compared with the database's clock,
         read once and only when a job has one.
 
+        A job with ``pending_parents`` waits for them (job_dependency.py);
+        they are checked before anything is written (``DependencyError``).
+
         Returns the jobs that were kept: all of them but those a
         concurrency limit with ``on_conflict="discard"`` dropped.
         """
@@ -69,12 +73,19 @@ class JobQuerySet(models.QuerySet["Job"]):
             ids = dialect_for(self.db).insert_ready(jobs, timezone.now())
             if ids is not None:
                 return self._with_ids(jobs, ids)
+        dependencies = JobDependency.objects.using(self.db)
+        waiting = [job for job in jobs if job.pending_parents]
+        parents = dependencies.parents_of(waiting) if waiting else {}
         # No savepoint: inside the caller's transaction a failure here dooms
         # that transaction anyway, and a savepoint costs two round trips.
         with transaction.atomic(using=self.db, savepoint=False):
             created = self.bulk_create(jobs)
             self._fill_missing_pks(created)
-            discarded = self._dispatch(created, now, bypass_concurrency=False)
+            due = created
+            if waiting:
+                free = {id(job) for job in dependencies.wait_all(waiting, parents)}
+                due = [job for job in created if not job.pending_parents or id(job) in free]
+            discarded = self._dispatch(due, now, bypass_concurrency=False)
             if any(job.pending_tags for job in created):
                 kept = [job for job in created if job not in discarded]
                 JobTag.objects.using(self.db).create_all(kept)
@@ -204,6 +215,8 @@ class JobQuerySet(models.QuerySet["Job"]):
                 delete_by_pk(manager, [pk for pk, _ in locked])
                 ids += [job_id for _, job_id in locked]
                 ready += [job_id for _, job_id in locked if state == JobState.READY]
+            # Their dependents will not see them succeed (job_dependency.py).
+            JobDependency.objects.using(self.db).mark_parents_failed(ids)
             # (queue, task) of the unfinished ones: statistics count them.
             unfinished = list(jobs.filter(pk__in=ids).values_list("queue_name", "task_path"))
             # Finished jobs have no execution row and never move again.
@@ -240,6 +253,7 @@ def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
         not job.concurrency_key
         and not job.rate_key
         and not job.pending_tags
+        and not job.pending_parents
         and (job.run_after is None or (now is not None and job.run_after <= now))
         for job in jobs
     )
@@ -276,6 +290,8 @@ class Job(models.Model):
 
     # Not a column: the tags enqueue_all() writes for a new job (JobTag).
     pending_tags: tuple[str, ...] = ()
+    # Not a column: the result ids of the jobs a new job waits on.
+    pending_parents: tuple[str, ...] = ()
 
     objects = JobQuerySet.as_manager()
 
