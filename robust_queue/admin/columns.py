@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..models import Job, JobState
-from . import display, masking, task_page
+from . import display, masking, task_page, waiting
 from .filters import state_of
 
 COMMON = ("job", "task", "queue")
@@ -147,7 +147,10 @@ class ColumnsMixin:
     @admin.display(description="Concurrency key")
     def concurrency(self, obj: Job) -> str:
         """The key, linked to its semaphore and blocked jobs (by job id: a
-        masked key never goes in a URL)."""
+        masked key never goes in a URL); "waiting on N jobs" for a job
+        that waits on others."""
+        if waiting.is_waiting(obj):
+            return waiting.waiting_label(waiting.waiting_count(obj))
         url = reverse("admin:robust_queue_concurrency") + f"?job={obj.pk}#rq-key"
         return format_html('<a href="{}">{}</a>', url, masking.shown_concurrency_key(obj) or "—")
 

@@ -31,6 +31,7 @@ from . import (
     pages,
     permissions,
     unique_keys,
+    waiting,
 )
 from .attempts import Attempt, attempts_of, labelled_errors
 from .bulk_task import bulk_operation
@@ -81,6 +82,7 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
         "operation": _operation_progress(job),
         "audit_entries": audit.of_job(job),
         "unique_key": unique_keys.of_job(job),
+        "waiting_on": waiting.waiting_on(job),
         "task_paused": TaskPause.objects.using(job._state.db).is_paused(job.task_path),
     }
     return TemplateResponse(request, "admin/robust_queue/job/detail.html", context)
@@ -177,7 +179,10 @@ def timeline(job: Job, attempts: list[Attempt]) -> list[tuple[dt.datetime, str]]
         events.append((attempt.ended, f"Attempt {attempt.number} {attempt.outcome}"))
     for accessor, label in (
         ("scheduled_execution", "Scheduled"),
-        ("blocked_execution", "Blocked on concurrency key"),
+        (
+            "blocked_execution",
+            "Waiting on other jobs" if waiting.is_waiting(job) else "Blocked on concurrency key",
+        ),
         ("claimed_execution", "Claimed by a worker"),
         ("ready_execution", "Ready, waiting for a worker"),
     ):
