@@ -12,9 +12,11 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Batch": "robust_queue.batches",
     "Snooze": "robust_queue.exceptions",
     "acancel": "robust_queue.cancellation",
     "aenqueue_once": "robust_queue.enqueueing",
+    "batch": "robust_queue.batches",
     "cancel": "robust_queue.cancellation",
     "cancel_requested": "robust_queue.cancellation",
     "chain": "robust_queue.dependencies",

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.core import checks as django_checks
 from django.utils import timezone
 
-from . import conf, registry, tagging
+from . import batch_scope, conf, registry, tagging
 from . import enqueue_metadata as job_metadata
 from .arguments import encode_arguments, encoded_size
 from .checks import check_backend
@@ -24,7 +24,7 @@ from .compat import (
     task_enqueued,
 )
 from .concurrency import concurrency_key
-from .exceptions import PayloadTooLargeError, UnknownTaskError
+from .exceptions import BatchError, PayloadTooLargeError, UnknownTaskError
 from .models import Job, UniqueKey
 from .models.job import RESULT_ID_MAX_LENGTH
 from .rate_limits import rate_key
@@ -206,10 +206,21 @@ class RobustQueueBackend(BaseTaskBackend):
             job.pending_tags = tags
         if getattr(task, "rate_limit", None) is not None:
             job.rate_key = rate_key(task, args, kwargs)
+        scope = batch_scope.current()
+        if scope is not None:
+            job.pending_batch = self._batch_of(task, scope)
         claim = None
         if once_key is not None or getattr(task, "unique", None) is not None:
             claim = claim_for(task, args, kwargs, arguments, once_key)
         return task, job, claim
+
+    def _batch_of(self, task: Task[..., Any], scope: batch_scope.Scope) -> int:
+        if scope.backend_alias != self.alias:
+            raise BatchError(
+                f"Task {task.module_path} of backend {self.alias!r} cannot join a batch of "
+                f"backend {scope.backend_alias!r}."
+            )
+        return scope.batch_pk
 
     def _check_size(self, task: Task[..., Any], arguments: Mapping[str, Any]) -> None:
         size = encoded_size(arguments)

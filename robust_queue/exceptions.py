@@ -17,6 +17,10 @@ class EnqueueError(RobustQueueError):
     """A task could not be enqueued; nothing was written."""
 
 
+class BatchError(EnqueueError):
+    """A batch's options are invalid, or a job cannot join it; nothing was written."""
+
+
 class DependencyError(EnqueueError):
     """A job's parents are unknown, of another backend or database, or failed."""
 

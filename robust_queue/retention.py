@@ -21,7 +21,15 @@ from django.db.models import QuerySet
 from . import conf, registry, task_retention
 from .batching import drain
 from .deadlocks import retry_on_lock_conflict
-from .models import FailedExecution, Job, JobDependency, RateLimit, Statistic, UniqueKey
+from .models import (
+    BatchMember,
+    FailedExecution,
+    Job,
+    JobDependency,
+    RateLimit,
+    Statistic,
+    UniqueKey,
+)
 from .models.clock import DatabaseNow
 from .models.locking import delete_by_pk, lock_by_pk
 from .task_retention import TaskRetention
@@ -125,6 +133,7 @@ class Retention:
             pairs = lock_by_pk(rows, "job_id", limit=self.batch_size)
             # Jobs still waiting on these never see them succeed.
             JobDependency.objects.using(rows.db).mark_parents_failed([j for _, j in pairs])
+            BatchMember.objects.using(rows.db).mark_failed([j for _, j in pairs])
             delete_by_pk(rows, [pk for pk, _ in pairs])
             delete_by_pk(Job.objects.using(rows.db), sorted(j for _, j in pairs))
         return len(pairs)

@@ -1,5 +1,6 @@
 """Robust Queue's models; one per module, re-exported here."""
 
+from .batch import Batch, BatchMember
 from .blocked_execution import BlockedExecution
 from .claimed_execution import ClaimedExecution
 from .failed_execution import FailedExecution
@@ -22,6 +23,8 @@ from .task_pause import TaskPause
 from .unique_key import UniqueKey
 
 __all__ = [
+    "Batch",
+    "BatchMember",
     "BlockedExecution",
     "ClaimedExecution",
     "FailedExecution",

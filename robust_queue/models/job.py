@@ -15,6 +15,7 @@ from ..batching import id_batches
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import UndiscardableError, UnknownTaskError
 from ..statistics import record_jobs
+from .batch import BatchMember
 from .cancelling import CancelOutcome, cancel_job
 from .clock import database_now
 from .job_dependency import JobDependency
@@ -86,6 +87,9 @@ class JobQuerySet(models.QuerySet["Job"]):
                 free = {id(job) for job in dependencies.wait_all(waiting, parents)}
                 due = [job for job in created if not job.pending_parents or id(job) in free]
             discarded = self._dispatch(due, now, bypass_concurrency=False)
+            members = [job for job in created if job.pending_batch and job not in discarded]
+            if members:
+                BatchMember.objects.using(self.db).join_all(members)
             if any(job.pending_tags for job in created):
                 kept = [job for job in created if job not in discarded]
                 JobTag.objects.using(self.db).create_all(kept)
@@ -215,8 +219,10 @@ class JobQuerySet(models.QuerySet["Job"]):
                 delete_by_pk(manager, [pk for pk, _ in locked])
                 ids += [job_id for _, job_id in locked]
                 ready += [job_id for _, job_id in locked if state == JobState.READY]
-            # Their dependents will not see them succeed (job_dependency.py).
+            # Their dependents and batches will not see them succeed
+            # (job_dependency.py, batch.py).
             JobDependency.objects.using(self.db).mark_parents_failed(ids)
+            BatchMember.objects.using(self.db).mark_failed(ids)
             # (queue, task) of the unfinished ones: statistics count them.
             unfinished = list(jobs.filter(pk__in=ids).values_list("queue_name", "task_path"))
             # Finished jobs have no execution row and never move again.
@@ -254,6 +260,7 @@ def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
         and not job.rate_key
         and not job.pending_tags
         and not job.pending_parents
+        and job.pending_batch is None
         and (job.run_after is None or (now is not None and job.run_after <= now))
         for job in jobs
     )
@@ -292,6 +299,8 @@ class Job(models.Model):
     pending_tags: tuple[str, ...] = ()
     # Not a column: the result ids of the jobs a new job waits on.
     pending_parents: tuple[str, ...] = ()
+    # Not a column: the id of the batch a new job joins (BatchMember).
+    pending_batch: int | None = None
 
     objects = JobQuerySet.as_manager()
 

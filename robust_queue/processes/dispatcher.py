@@ -1,6 +1,6 @@
 """The dispatcher: moves due scheduled jobs to ready, releases jobs waiting
 for a rate limit whose window opened and jobs whose parents have settled
-(or fails them), and runs concurrency upkeep (as Solid
+(or fails them), completes batches, and runs concurrency upkeep (as Solid
 Queue's dispatcher does, through an owned ``ConcurrencyMaintenance``)."""
 
 from __future__ import annotations
@@ -9,7 +9,14 @@ import time
 from typing import Any
 
 from ..config import DispatcherConfig
-from ..models import BlockedExecution, JobDependency, RateLimit, ScheduledExecution, Semaphore
+from ..models import (
+    Batch,
+    BlockedExecution,
+    JobDependency,
+    RateLimit,
+    ScheduledExecution,
+    Semaphore,
+)
 from .base import Runnable
 
 
@@ -38,6 +45,8 @@ class Dispatcher(Runnable):
         RateLimit.objects.using(self.using).release_due()
         # Jobs whose parents have all succeeded, or one failed.
         JobDependency.objects.using(self.using).release_all_in_batches(self.config.batch_size)
+        # Batches whose jobs have all run: their callbacks.
+        Batch.objects.using(self.using).complete_all_in_batches()
         self.concurrency_maintenance.run_if_due()
         # A full batch means more are due: go again at once.
         return 0 if moved == self.config.batch_size else self.config.polling_interval
