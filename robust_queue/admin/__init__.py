@@ -1,13 +1,14 @@
 """Robust Queue in the Django admin: dashboards and operations.
 
 Jobs (one list per state, a job page, retry / discard / run now), the
-overview, concurrency, processes and recurring tasks. Every action needs
+overview, concurrency, processes, recurring tasks and batches. Every action needs
 its own permission (``permissions.py``) on top of ``view_job``.
 """
 
 from django.contrib import admin
 
-from ..models import Job, Process, RecurringTask
+from ..models import Batch, Job, Process, RecurringTask
+from .batches import BatchAdmin
 from .jobs import JobAdmin
 from .processes import ProcessAdmin
 from .recurring import RecurringTaskAdmin
@@ -15,3 +16,4 @@ from .recurring import RecurringTaskAdmin
 admin.site.register(Job, JobAdmin)
 admin.site.register(Process, ProcessAdmin)
 admin.site.register(RecurringTask, RecurringTaskAdmin)
+admin.site.register(Batch, BatchAdmin)

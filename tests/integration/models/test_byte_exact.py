@@ -42,11 +42,17 @@ COMPARED = (
     *_columns_of("0011_job_task_path_binary"),  # prune/retry --task
     ("robust_queue_job_tag", "tag"),  # 0015
     *_columns_of("0016_rate_limits"),  # rate keys
+    *_columns_of("0018_batches"),  # public batch id
 )
 # Text columns that are never compared with another host's or a user's
 # value, so their collation does not matter.
 NOT_COMPARED = {
     ("robust_queue_job", "backend_alias"),
+    ("robust_queue_batch", "backend_alias"),
+    ("robust_queue_batch", "description"),
+    ("robust_queue_batch", "on_success"),
+    ("robust_queue_batch", "on_failure"),
+    ("robust_queue_batch", "on_finish"),
     ("robust_queue_process", "hostname"),
     ("robust_queue_process", "kind"),
     ("robust_queue_process", "name"),
