@@ -75,3 +75,9 @@ class RateLimitOptionTests(SimpleTestCase):
     def test_a_concurrency_group_may_not_take_the_rate_prefix(self) -> None:
         with self.assertRaisesMessage(ConfigurationError, "'group' must not start with 'rate:'"):
             limits_concurrency(key="k", group="rate:api")
+
+    def test_a_concurrency_group_may_not_take_the_dependency_key(self) -> None:
+        """``dep:`` is where jobs wait on others (models/job_dependency.py):
+        a group there would never be released by concurrency upkeep."""
+        with self.assertRaisesMessage(ConfigurationError, "or 'dep:', not 'dep:'"):
+            limits_concurrency(key="k", group="dep:")
