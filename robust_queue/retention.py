@@ -22,6 +22,7 @@ from . import conf, registry, task_retention
 from .batching import drain
 from .deadlocks import retry_on_lock_conflict
 from .models import (
+    Batch,
     BatchMember,
     FailedExecution,
     Job,
@@ -180,8 +181,9 @@ def task_retentions() -> dict[str, TaskRetention]:
 def clear_expired(using: str | None = None) -> dict[str, int]:
     """Apply the configured retention (built-in maintenance calls this):
     each task with its own by its own cutoffs, the global one for the
-    rest; then clear old statistics, the unique keys of jobs that are gone
-    and idle rate limit windows."""
+    rest; then clear old statistics, complete batches as old as finished
+    jobs, the unique keys of jobs that are gone and idle rate limit
+    windows."""
     using = using or conf.queue_database()
     own = task_retentions()
     counts = Retention.from_settings(own).clear(using)
@@ -189,6 +191,10 @@ def clear_expired(using: str | None = None) -> dict[str, int]:
         for name, count in Retention.of_task(task_path, kept).clear(using).items():
             counts[name] += count
     counts["statistics"] = clear_statistics(using, conf.get(conf.STATISTICS_RETENTION))
+    # Complete batches are kept as long as finished jobs.
+    counts["batches"] = Batch.objects.using(using).clear_completed_in_batches(
+        conf.get(conf.CLEAR_FINISHED_JOBS_AFTER)
+    )
     UniqueKey.objects.using(using).clear_orphaned_in_batches()
     RateLimit.objects.using(using).clear_idle_in_batches()
     return counts

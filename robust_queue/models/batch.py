@@ -22,6 +22,7 @@ import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db import models, transaction
@@ -29,7 +30,9 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from .. import batch_scope, registry
+from ..batching import drain
 from ..exceptions import BatchError, UnknownTaskError
+from .clock import DatabaseNow, database_now
 
 if TYPE_CHECKING:
     from .job import Job
@@ -102,6 +105,23 @@ class BatchQuerySet(models.QuerySet["Batch"]):
             completed += count
             if count < batch_size:
                 return completed
+
+    def clear_completed_in_batches(
+        self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> int:
+        """Delete batches completed more than ``older_than`` ago (by the
+        database's clock) with their member rows; return how many."""
+        old = self.filter(completed_at__lt=DatabaseNow() - older_than)
+
+        def batch() -> int:
+            pks = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
+            if pks:
+                with transaction.atomic(using=self.db):
+                    BatchMember.objects.using(self.db).filter(batch_id__in=pks).delete()
+                    Batch.objects.using(self.db).filter(pk__in=pks).delete()
+            return len(pks)
+
+        return drain(batch, batch_size)
 
     def _complete_batch(self, batch_size: int) -> int:
         members = BatchMember.objects.using(self.db)
@@ -215,7 +235,8 @@ class Batch(models.Model):
         progress = self.members.progress()
         if progress.pending:
             return 0
-        self.completed_at = timezone.now()
+        # The database's clock, which retention compares with.
+        self.completed_at = database_now(self._state.db or "default")
         self.total, self.succeeded, self.failed = (
             progress.total,
             progress.succeeded,

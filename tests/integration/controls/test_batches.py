@@ -10,6 +10,7 @@ from django.test import TestCase, override_settings
 from django.utils import timezone
 
 import robust_queue
+from robust_queue import retention
 from robust_queue.config import DispatcherConfig
 from robust_queue.exceptions import BatchError, EnqueueError
 from robust_queue.models import Batch, BatchMember, Job
@@ -117,6 +118,28 @@ class BatchTests(TestCase):
             pass
         self.assertEqual(complete(), 1)
         self.assertEqual(len(callback_args(RECORD)), 1)
+
+
+class BatchRetentionTests(TestCase):
+    def test_complete_batches_are_cleared_as_old_as_finished_jobs(self) -> None:
+        """Retention deletes batches completed before the finished-job
+        cutoff, with their member rows; recent and incomplete ones stay."""
+        with robust_queue.batch(description="old") as old:
+            tasks.add.enqueue(1, 1)
+        work_off()
+        complete()
+        with robust_queue.batch(description="recent"):
+            pass
+        complete()
+        with robust_queue.batch(description="running"):
+            tasks.add.enqueue(2, 2)
+        Batch.objects.filter(pk=old.pk).update(completed_at=timezone.now() - timedelta(days=2))
+        counts = retention.clear_expired("default")
+        self.assertEqual(counts["batches"], 1)
+        self.assertEqual(
+            sorted(Batch.objects.values_list("description", flat=True)), ["recent", "running"]
+        )
+        self.assertEqual(BatchMember.objects.count(), 1)
 
 
 class BadBatchTests(TestCase):
