@@ -192,9 +192,7 @@ def clear_expired(using: str | None = None) -> dict[str, int]:
             counts[name] += count
     counts["statistics"] = clear_statistics(using, conf.get(conf.STATISTICS_RETENTION))
     # Complete batches are kept as long as finished jobs.
-    counts["batches"] = Batch.objects.using(using).clear_completed_in_batches(
-        conf.get(conf.CLEAR_FINISHED_JOBS_AFTER)
-    )
+    Batch.objects.using(using).clear_completed_in_batches(conf.get(conf.CLEAR_FINISHED_JOBS_AFTER))
     UniqueKey.objects.using(using).clear_orphaned_in_batches()
     RateLimit.objects.using(using).clear_idle_in_batches()
     return counts

@@ -134,8 +134,7 @@ class BatchRetentionTests(TestCase):
         with robust_queue.batch(description="running"):
             tasks.add.enqueue(2, 2)
         Batch.objects.filter(pk=old.pk).update(completed_at=timezone.now() - timedelta(days=2))
-        counts = retention.clear_expired("default")
-        self.assertEqual(counts["batches"], 1)
+        retention.clear_expired("default")
         self.assertEqual(
             sorted(Batch.objects.values_list("description", flat=True)), ["recent", "running"]
         )
