@@ -42,7 +42,7 @@ COMPARED = (
     *_columns_of("0011_job_task_path_binary"),  # prune/retry --task
     ("robust_queue_job_tag", "tag"),  # 0015
     *_columns_of("0016_rate_limits"),  # rate keys
-    *_columns_of("0018_batches"),  # public batch id
+    *_columns_of("0019_batches"),  # public batch id
 )
 # Text columns that are never compared with another host's or a user's
 # value, so their collation does not matter.

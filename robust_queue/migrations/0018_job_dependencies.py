@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('robust_queue', '0016_rate_limits'),
+        ('robust_queue', '0017_job_task_queue_index'),
     ]
 
     operations = [

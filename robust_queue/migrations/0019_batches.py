@@ -22,7 +22,7 @@ def _forwards(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('robust_queue', '0017_job_dependencies'),
+        ('robust_queue', '0018_job_dependencies'),
     ]
 
     operations = [
