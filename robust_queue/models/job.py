@@ -284,7 +284,10 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["queue_name", "finished_at"], name="rq_job_queue_finished"),
             models.Index(fields=["finished_at"], name="rq_job_finished"),
-            models.Index(fields=["task_path"], name="rq_job_task_path"),
+            # A task's jobs, and one queue's of them, newest first (the
+            # job list's ?task=&queue=): an index range, not a walk of the
+            # primary key past every other job (migration 0017).
+            models.Index(fields=["task_path", "queue_name", "id"], name="rq_job_task_queue"),
             # The admin's "enqueued in the last hour" (migration 0011).
             models.Index(fields=["enqueued_at"], name="rq_job_enqueued"),
         ]
