@@ -48,6 +48,8 @@ __all__ = [
     "MASK",
     "Shown",
     "displayed",
+    "error_message",
+    "error_text",
     "hidden_key_value",
     "is_on",
     "shown",
@@ -128,17 +130,21 @@ def error_message(job: Job, traceback_text: Any) -> str:
     """The last line of a failure's traceback (exception and message),
     with the values ``job``'s mask hides hidden."""
     message = display.last_line(traceback_text)
-    if not message:
-        return ""
+    return error_text(job, message) if message else ""
+
+
+def error_text(job: Job, text: str) -> str:
+    """A traceback or error message of ``job`` as the admin shows it: the
+    values ``job``'s mask hides hidden."""
     masker = _Masker(job.task_path, job.backend_alias)
     if not masker.patterns and masker.rule is None:
-        return message
+        return text
     try:
         args, kwargs = display.decoded_arguments(job.arguments)
     except DeserializationError:
-        return masker.mask_text(message, set())
+        return masker.mask_text(text, set())
     data = {"args": args, "kwargs": kwargs, "return_value": None}
-    return masker.mask_text(message, masked_values(data, masker.mask(data)))
+    return masker.mask_text(text, masked_values(data, masker.mask(data)))
 
 
 def is_on() -> bool:
