@@ -57,6 +57,9 @@ class Runnable:
         self.heartbeat: Heartbeat | None = None
         self.process: Process | None = None
         self._outages_seen = 0
+        # The error of the last rounds that failed, and how many in a row.
+        self._last_failure: tuple[type[Exception], str] | None = None
+        self._failed_rounds = 0
 
     @property
     def name(self) -> str:
@@ -88,7 +91,7 @@ class Runnable:
             self._outages_seen = self.heartbeat.outages
             connections.close_all()
         try:
-            return self.run_once()
+            pause = self.run_once()
         except DatabaseError as exc:
             # A dropped connection or a failover: replace this thread's
             # connection and try again after a pause, instead of dying.
@@ -97,6 +100,25 @@ class Runnable:
             self._outages_seen = self.heartbeat.outages
             connections.close_all()
             return ERROR_PAUSE
+        except Exception as exc:
+            # A bug or a row the code cannot read: the process stays up (a
+            # supervisor that exits strands its children's replacements).
+            if self._is_new_failure(exc):
+                logger.exception(
+                    "%s: a round failed; going on (logged once while it repeats)", self.name
+                )
+            return ERROR_PAUSE * 2.0 ** min(self._failed_rounds - 1, 8)
+        self._failed_rounds, self._last_failure = 0, None
+        return pause
+
+    def _is_new_failure(self, exc: Exception) -> bool:
+        """Count a failed round; True unless it repeats the last one's
+        error (its traceback is logged once; the pause doubles)."""
+        failure = (type(exc), str(exc))
+        repeated = failure == self._last_failure
+        self._failed_rounds = self._failed_rounds + 1 if repeated else 1
+        self._last_failure = failure
+        return not repeated
 
     def stop(self, *, immediately: bool = False) -> None:
         """Ask the loop to end; safe from a signal handler."""
