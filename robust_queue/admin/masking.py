@@ -23,8 +23,9 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.utils.module_loading import import_string
@@ -50,6 +51,7 @@ __all__ = [
     "displayed",
     "error_message",
     "error_text",
+    "error_texts",
     "hidden_key_value",
     "is_on",
     "shown",
@@ -136,7 +138,20 @@ def error_message(job: Job, traceback_text: Any) -> str:
 def error_text(job: Job, text: str) -> str:
     """A traceback or error message of ``job`` as the admin shows it: the
     values ``job``'s mask hides hidden."""
-    masker = _Masker(job.task_path, job.backend_alias)
+    return _masked_error(_Masker(job.task_path, job.backend_alias), job, text)
+
+
+def error_texts(rows: Iterable[tuple[Job, str]]) -> Iterator[tuple[Job, str]]:
+    """``error_text`` of each (job, text), one mask per task: what a search
+    over many failures reads."""
+    maskers: dict[tuple[str, str], _Masker] = {}
+    for job, text in rows:
+        key = (job.task_path, job.backend_alias)
+        masker = maskers.get(key) or maskers.setdefault(key, _Masker(*key))
+        yield job, _masked_error(masker, job, text)
+
+
+def _masked_error(masker: _Masker, job: Job, text: str) -> str:
     if not masker.patterns and masker.rule is None:
         return text
     try:
@@ -227,7 +242,7 @@ class _Masker:
             return {"args": [MASK], "kwargs": {}, "return_value": MASK}
 
     def _mask_names(self, data: dict[str, Any]) -> dict[str, Any]:
-        positional = self._parameter_names()
+        positional = self._positional
         args = [
             MASK if self._is_secret_position(positional, index) else self._scrub(value)
             for index, value in enumerate(data["args"])
@@ -256,6 +271,10 @@ class _Masker:
         if isinstance(value, list):
             return [self._scrub(item) for item in value]
         return value
+
+    @cached_property
+    def _positional(self) -> list[str] | None:
+        return self._parameter_names()
 
     def _parameter_names(self) -> list[str] | None:
         """Names of the task function's positional parameters, if it resolves."""

@@ -79,8 +79,5 @@ def _shown_errors_containing(candidates: QuerySet[Job], term: str) -> list[int]:
         .annotate(rq_search_traceback=KeyText("traceback", "failed_execution__error"))
     )
     wanted = term.lower()
-    return [
-        job.pk
-        for job in rows
-        if wanted in masking.error_text(job, text(job.rq_search_traceback)).lower()
-    ]
+    shown = masking.error_texts((job, text(job.rq_search_traceback)) for job in rows)
+    return [job.pk for job, error in shown if wanted in error.lower()]
