@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
@@ -56,6 +57,9 @@ class Runnable:
         )
         self.heartbeat: Heartbeat | None = None
         self.process: Process | None = None
+        # Told the registered row first thing (a forked child tells its
+        # supervisor, children.py).
+        self.on_registered: Callable[[Process], None] | None = None
         self._outages_seen = 0
         # The error of the last rounds that failed, and how many in a row.
         self._last_failure: tuple[type[Exception], str] | None = None
@@ -143,6 +147,8 @@ class Runnable:
 
     def _boot(self) -> None:
         self.process = self._register()
+        if self.on_registered is not None:
+            self.on_registered(self.process)
         self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.lost_registration)
         if self.heartbeat_in_thread:
             self.heartbeat.start()
