@@ -23,6 +23,7 @@ import argparse
 import copy
 import json
 import os
+import statistics
 import time
 from typing import Any
 
@@ -165,30 +166,57 @@ def _step(options: argparse.Namespace, label: str) -> None:
             print(plan(BIG, options.batch, queue_name))
         spent: dict[str, float] = {"default": 0.0, BIG: 0.0}
         claims: dict[str, list[float]] = {"default": [], BIG: []}
+        ratios: list[float] = []
+        reads: dict[str, int] = {"default": 0, BIG: 0}
         load = os.getloadavg()[0]
         for round_ in range(options.drain // options.chunk):
             # ABBA: neither database always runs first.
+            took = {}
             for using in ("default", BIG) if round_ % 2 == 0 else (BIG, "default"):
-                elapsed, times = drain(using, options.chunk, options.batch, queue_name)
-                spent[using] += elapsed
+                before = pages_read(using)
+                took[using], times = drain(using, options.chunk, options.batch, queue_name)
+                reads[using] += pages_read(using) - before
+                spent[using] += took[using]
                 claims[using] += times
+            ratios.append(took[BIG] / took["default"])
             reference = ReadyExecution.objects.using("default").count()
             seed("default", options.reference - reference)
         jobs = options.drain
         print(
             f"{options.database:10} {label:34} {selector:6} "
-            f"{_rate(jobs, spent[BIG], claims[BIG])} vs reference "
-            f"{_rate(jobs, spent['default'], claims['default'])}: "
-            f"{spent[BIG] / spent['default']:.2f}x the time per job; "
+            f"{_rate(jobs, spent[BIG], claims[BIG], reads[BIG])} vs reference "
+            f"{_rate(jobs, spent['default'], claims['default'], reads['default'])}: "
+            f"{spent[BIG] / spent['default']:.2f}x the time per job "
+            f"(median of rounds {statistics.median(ratios):.2f}x); "
             f"load {load:.1f}-{os.getloadavg()[0]:.1f}"
         )
 
 
-def _rate(jobs: int, elapsed: float, claims: list[float]) -> str:
+def _rate(jobs: int, elapsed: float, claims: list[float], reads: int) -> str:
     return (
         f"{jobs / elapsed:5.0f} jobs/s (claim p50 {percentile(claims, 50):4.2f} "
-        f"p95 {percentile(claims, 95):5.2f} ms)"
+        f"p95 {percentile(claims, 95):5.2f} ms, {reads / jobs:.2f} pages read/job)"
     )
+
+
+def pages_read(using: str) -> int:
+    """Pages the server has read from outside its buffer cache: for this
+    database on PostgreSQL (reported up to a second late), for the whole
+    server on MariaDB."""
+    from django.db import connections
+
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT blks_read FROM pg_stat_database WHERE datname = current_database()"
+            )
+        else:
+            cursor.execute(
+                "SELECT variable_value FROM information_schema.global_status "
+                "WHERE variable_name = 'INNODB_BUFFER_POOL_READS'"
+            )
+        return int(cursor.fetchone()[0])
 
 
 def drain(using: str, jobs: int, batch: int, queue_name: str | None) -> tuple[float, list[float]]:
