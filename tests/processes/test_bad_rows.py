@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from robust_queue.models import ClaimedExecution, Job, Process, ProcessKind
 from testproject import tasks
+from testproject.apps import FAULT_JOBS
 from tests.helpers import claim, wait_until
 
 from .support import Supervisor
@@ -27,13 +28,10 @@ def silent_worker(name: str) -> Process:
     )
 
 
-def claimed_job(process: Process, *, unfailable: bool = False) -> tuple[str, int]:
-    """A job claimed by ``process``; ``unfailable``: its ``worker_ids``
-    column edited into a number, which failing it cannot count."""
+def claimed_job(process: Process) -> tuple[str, int]:
+    """A job claimed by ``process``: its result id and claim pk."""
     result = tasks.add.enqueue(1, 1)
     [claimed] = claim(1, process=process)
-    if unfailable:
-        Job.objects.filter(result_id=result.id).update(worker_ids=7)
     return result.id, claimed.pk
 
 
@@ -50,14 +48,16 @@ class BadRowTests(TransactionTestCase):
         code cannot fail are logged once each; the other silent process is
         pruned, a killed worker is replaced, and new work runs."""
         gone = silent_worker("gone")
-        _, orphan_claim = claimed_job(gone, unfailable=True)
+        orphan_job, orphan_claim = claimed_job(gone)
         Process.objects.filter(pk=gone.pk).delete()
         broken = silent_worker("broken")
-        _, broken_claim = claimed_job(broken, unfailable=True)
+        broken_job, broken_claim = claimed_job(broken)
         fine = silent_worker("fine")
         fine_job, _ = claimed_job(fine)
 
-        supervisor = Supervisor(self)
+        # The supervisor's ClaimedExecution.fail raises RuntimeError for
+        # these two jobs (testproject/apps.py): claims it cannot fail.
+        supervisor = Supervisor(self, env={FAULT_JOBS: f"{orphan_job},{broken_job}"})
         # Pruning starts once the supervisor has been healthy for the
         # alive threshold (10 s here).
         wait_until(lambda: failed_with(fine_job), timeout=40)
@@ -80,6 +80,7 @@ class BadRowTests(TransactionTestCase):
         remaining = set(ClaimedExecution.objects.values_list("pk", flat=True))
         self.assertEqual(remaining, {orphan_claim, broken_claim})
         output = supervisor.output()
+        self.assertIn("RuntimeError: test fault", output)
         for pk in (orphan_claim, broken_claim):
             self.assertEqual(output.count(f"Failing claim {pk} of job"), 1, output)
         self.assertEqual(output.count(f"Pruning worker broken (row {broken.pk}"), 1, output)

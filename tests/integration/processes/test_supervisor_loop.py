@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from itertools import count
+from typing import Any
 from unittest import mock
 
 from django.test import TestCase
@@ -339,14 +341,25 @@ class LostRegistrationTests(SupervisorLoopTestCase):
         self.assertEqual(supervised.count(), 3)
 
 
-def unfailable_claim(process: Process) -> tuple[str, int]:
-    """A job claimed by ``process`` whose row the code cannot fail: its
-    ``worker_ids`` column was edited into a number (the retry policy
-    counts the attempts in it). Its result id and claim pk."""
+def unfailable_claim(test: TestCase, process: Process) -> tuple[str, int, Callable[[], object]]:
+    """A job claimed by ``process`` whose claim the code cannot fail: for
+    this job, ``ClaimedExecution.fail`` raises a ``RuntimeError`` (a bug,
+    not the database's error) until the returned ``repair`` is called.
+    Its result id, claim pk, and ``repair``."""
     result = tasks.add.enqueue(1, 2)
     [claimed] = claim(1, process=process)
-    Job.objects.filter(result_id=result.id).update(worker_ids=7)
-    return result.id, claimed.pk
+    job_id = claimed.job_id
+    real_fail = ClaimedExecution.fail
+
+    def fail(self: ClaimedExecution, *args: Any, **kwargs: Any) -> bool:
+        if self.job_id == job_id:
+            raise RuntimeError(f"test fault: the claim of job {job_id} cannot be failed")
+        return real_fail(self, *args, **kwargs)
+
+    patch = mock.patch.object(ClaimedExecution, "fail", fail)
+    patch.start()
+    test.addCleanup(patch.stop)
+    return result.id, claimed.pk, patch.stop
 
 
 def failed_with(result_id: str) -> str:
@@ -364,7 +377,7 @@ class BadRowTests(SupervisorLoopTestCase):
 
     def test_boot_goes_on_past_an_orphaned_claim_it_cannot_fail(self) -> None:
         gone = Process.objects.register(kind=ProcessKind.WORKER, name="gone", pid=1)
-        bad_id, bad_claim = unfailable_claim(gone)
+        _, bad_claim, _ = unfailable_claim(self, gone)
         good = tasks.add.enqueue(3, 4)
         claim(1, process=gone)
         Process.objects.filter(pk=gone.pk).delete()
@@ -375,14 +388,14 @@ class BadRowTests(SupervisorLoopTestCase):
         self.assertTrue(ClaimedExecution.objects.filter(pk=bad_claim).exists())
         [line] = logs.output
         self.assertIn(f"Failing claim {bad_claim} of job", line)
-        self.assertIn("TypeError", line)
+        self.assertIn("RuntimeError: test fault", line)
 
     def test_a_dead_child_whose_claim_cannot_be_failed_is_still_replaced(self) -> None:
         """The exit record is logged and dropped (no retry every tick); the
         child's row stays for pruning, which fails the other claims."""
         supervisor = self.boot()
         dead = self.fakes(supervisor)[0]
-        unfailable_claim(dead.process)
+        unfailable_claim(self, dead.process)
         dead.die("was killed by signal SIGKILL")
         with self.assertLogs(maintenance.logger, "ERROR") as logs:
             supervisor._tick()
@@ -400,7 +413,7 @@ class BadRowTests(SupervisorLoopTestCase):
     def test_pruning_goes_on_past_a_process_it_cannot_prune(self) -> None:
         """Each stale process is pruned on its own; the claim that could not
         be failed is an orphan, logged once by the sweep however often it
-        runs, and failed once its row can be read."""
+        runs, and failed once the fault is gone."""
         supervisor = self.boot()
         assert supervisor.heartbeat is not None
         supervisor.heartbeat.report._healthy_since = (
@@ -408,7 +421,7 @@ class BadRowTests(SupervisorLoopTestCase):
         )
         supervisor.orphans.settle = 0
         broken = Process.objects.register(kind=ProcessKind.WORKER, name="broken", pid=7)
-        bad_id, bad_claim = unfailable_claim(broken)
+        bad_id, bad_claim, repair = unfailable_claim(self, broken)
         fine = Process.objects.register(kind=ProcessKind.WORKER, name="fine", pid=8)
         good = tasks.add.enqueue(3, 4)
         claim(1, process=fine)
@@ -424,6 +437,6 @@ class BadRowTests(SupervisorLoopTestCase):
         self.assertEqual(len(logs.output), 2, logs.output)
         self.assertIn(f"Pruning worker broken (row {broken.pk}, pid 7", logs.output[0])
         self.assertIn(f"Failing claim {bad_claim} of job", logs.output[1])
-        Job.objects.filter(result_id=bad_id).update(worker_ids=["repaired"])
+        repair()
         supervisor._prune()
         self.assertEqual(failed_with(bad_id), "robust_queue.exceptions.ProcessMissingError")
