@@ -68,3 +68,17 @@ class PrunedClaimTests(TestCase):
         self.assertEqual(job.state, JobState.READY)
         self.assertEqual(job.errors[0]["attempt"], 1)
         self.assertEqual(job.errors[0]["worker_id"], "7")
+
+
+class ResultOfHandEditedWorkerIdsTests(TestCase):
+    def test_get_result_reads_what_the_column_holds(self) -> None:
+        """get_result of a job whose worker_ids is not a list answers, with
+        one worker per run it counts, as text (never a TypeError)."""
+        for value, runs in HAND_EDITED:
+            with self.subTest(value=value):
+                result = tasks.add.enqueue(1, 2)
+                Job.objects.filter(result_id=result.id).update(worker_ids=value)
+                read = tasks.add.get_result(result.id)
+                self.assertEqual(len(read.worker_ids), runs)
+                self.assertEqual(read.attempts, runs)
+                self.assertTrue(all(isinstance(w, str) for w in read.worker_ids))
