@@ -39,7 +39,7 @@ JOBS_SQL = """
 INSERT INTO robust_queue_job (
     result_id, task_path, queue_name, priority, backend_alias, arguments,
     concurrency_key, enqueued_at, started_at, last_attempted_at, finished_at,
-    worker_ids, errors, return_value, metadata)
+    worker_ids, errors, return_value, metadata, snoozes, rate_key)
 SELECT
     md5(%(tag)s || i::text) || substr(md5(i::text), 1, 11),
     'testproject.tasks.' || (%(tasks)s::text[])[1 + i %% 4],
@@ -58,7 +58,7 @@ SELECT
         'traceback', %(traceback)s || (%(exceptions)s::text[])[1 + i %% 4] || ': failed'))
         ELSE '[]'::jsonb END,
     CASE WHEN %(mode)s = 'finished' THEN '3'::jsonb END,
-    '{}'::jsonb
+    '{}'::jsonb, 0, ''
 FROM (
     SELECT i, now() - (i * %(spacing)s * interval '1 millisecond') AS at
     FROM generate_series(1, %(count)s) AS i
@@ -67,9 +67,9 @@ FROM (
 
 STATISTICS_SQL = """
 INSERT INTO robust_queue_statistic (
-    minute, queue_name, task_path, finished, failed, retried, discarded,
+    minute, queue_name, task_path, finished, failed, retried, discarded, snoozed,
     wait_seconds, run_seconds, {buckets})
-SELECT m, q, 'testproject.tasks.' || t, 10, 1, 0, 0, 5.0, 20.0, {values}
+SELECT m, q, 'testproject.tasks.' || t, 10, 1, 0, 0, 0, 5.0, 20.0, {values}
 FROM generate_series(
         date_trunc('minute', now()) - interval '7 days', date_trunc('minute', now()),
         interval '1 minute') AS m,
@@ -162,8 +162,8 @@ def _statistics(cursor: Any) -> None:
     cursor.execute(sql, {"queues": QUEUES, "tasks": TASKS})
     cursor.execute(
         "INSERT INTO robust_queue_statistic (minute, queue_name, task_path, finished, failed, "
-        f"retried, discarded, wait_seconds, run_seconds, {', '.join(names)}) "
-        f"SELECT %s, queue_name, task_path, SUM(finished), SUM(failed), 0, 0, SUM(wait_seconds), "
+        f"retried, discarded, snoozed, wait_seconds, run_seconds, {', '.join(names)}) "
+        f"SELECT %s, queue_name, task_path, SUM(finished), SUM(failed), 0, 0, 0, SUM(wait_seconds), "
         f"SUM(run_seconds), {', '.join(f'SUM({n})' for n in names)} "
         "FROM robust_queue_statistic GROUP BY queue_name, task_path",
         [TOTALS_MINUTE],

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def setup_django(database: str, keepdb: bool = False) -> None:
     """Configure testproject settings for ``database`` and create its test
-    DB (``keepdb``: reuse it if it exists, migrated)."""
+    DB (``keepdb``: reuse it if it exists, migrated), named
+    ``$ROBUST_QUEUE_BENCH_DB`` if set."""
     sys.path.insert(0, str(ROOT))
     os.environ["ROBUST_QUEUE_TEST_DB"] = database
     os.environ.setdefault("ROBUST_QUEUE_DB_SUFFIX", "_bench")
@@ -27,6 +28,9 @@ def setup_django(database: str, keepdb: bool = False) -> None:
     django.setup()
     from django.db import connections
 
+    if name := os.environ.get("ROBUST_QUEUE_BENCH_DB"):
+        # A name of the caller's, apart from other runs on the same server.
+        connections["default"].settings_dict["TEST"]["NAME"] = name
     connections["default"].creation.create_test_db(
         verbosity=0, autoclobber=not keepdb, keepdb=keepdb, serialize=False
     )

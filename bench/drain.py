@@ -1,12 +1,16 @@
 """Drain throughput, pickup latency and memory of the real supervisor.
 
-    python -m bench.drain postgresql [--jobs 5000]
+    python -m bench.drain postgresql [--jobs 5000] [--shapes 1x3,2x3]
+        [--sleep-ms 0] [--no-latency]
 
 Starts `manage.py robust_queue` against a throw-away database and reports:
-jobs/s draining no-op tasks with 1 and 2 worker processes (3 threads each),
-machine-wide CPU per job (worker, dispatcher and database together), pickup
-latency p50/p95 of one job at a time with an idle worker, and the RSS/PSS of
-the supervisor's process tree.
+jobs/s draining no-op tasks with each worker shape (processes x threads;
+1 and 2 processes of 3 threads by default), machine-wide CPU per job
+(worker, dispatcher and database together), pickup latency p50/p95 of one
+job at a time with an idle worker, and the RSS/PSS of the supervisor's
+process tree. ``--sleep-ms`` makes each job an I/O-bound one that sleeps
+that long (``testproject.tasks.sleep_for``), against the ideal of every
+thread always sleeping: processes x threads / sleep jobs/s.
 """
 
 from __future__ import annotations
@@ -35,25 +39,33 @@ def main() -> None:
     parser.add_argument("database", choices=["sqlite", "postgresql", "mariadb"])
     parser.add_argument("--jobs", type=int, default=5000)
     parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("--shapes", type=_shapes, default=[(1, 3), (2, 3)])
+    parser.add_argument("--sleep-ms", type=float, default=0.0)
+    parser.add_argument("--no-latency", action="store_true")
     options = parser.parse_args()
     setup_django(options.database)
     try:
-        for processes in (1, 2):
-            _drain(options.database, options.jobs, processes)
-        _latency(options.database, options.samples)
+        for processes, threads in options.shapes:
+            _drain(options.database, options.jobs, processes, threads, options.sleep_ms)
+        if not options.no_latency:
+            _latency(options.database, options.samples)
     finally:
         teardown_django()
 
 
-def _start(processes: int, polling: float = 0.1) -> subprocess.Popen[bytes]:
+def _shapes(value: str) -> list[tuple[int, int]]:
+    """``2x16,2x8``: worker processes x threads each."""
+    try:
+        return [(int(p), int(t)) for p, t in (shape.split("x") for shape in value.split(","))]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: shapes are PxT[,PxT...]") from None
+
+
+def _start(processes: int, polling: float = 0.1, threads: int = 3) -> subprocess.Popen[bytes]:
     from django.conf import settings
 
-    config = {
-        **CONFIG,
-        "workers": [
-            {"queues": ["*"], "threads": 3, "processes": processes, "polling_interval": polling}
-        ],
-    }
+    worker = {"queues": ["*"], "threads": threads, "processes": processes}
+    config = {**CONFIG, "workers": [{**worker, "polling_interval": polling}]}
     env = dict(
         os.environ,
         ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
@@ -68,7 +80,7 @@ def _stop(supervisor: subprocess.Popen[bytes]) -> None:
     supervisor.wait(timeout=30)
 
 
-def _drain(database: str, jobs: int, processes: int) -> None:
+def _drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: float) -> None:
     from django.db.models import Max, Min
 
     import robust_queue
@@ -81,9 +93,12 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     pause = Pause.objects.create(queue_name="default")
     for start in range(0, jobs, 1000):
         robust_queue.enqueue_all(
-            [(tasks.add, (i, 1), {}) for i in range(start, min(jobs, start + 1000))]
+            [
+                (tasks.sleep_for, (sleep_ms / 1000,), {}) if sleep_ms else (tasks.add, (i, 1), {})
+                for i in range(start, min(jobs, start + 1000))
+            ]
         )
-    supervisor = _start(processes)
+    supervisor = _start(processes, threads=threads)
     while Process.objects.filter(kind="worker").count() < processes:
         time.sleep(0.05)
     time.sleep(0.5)
@@ -105,10 +120,12 @@ def _drain(database: str, jobs: int, processes: int) -> None:
     span = Job.objects.aggregate(first=Min("started_at"), last=Max("finished_at"))
     elapsed = (span["last"] - span["first"]).total_seconds()
     per_job = 1000 / os.sysconf("SC_CLK_TCK") / jobs
+    what = f"{sleep_ms:g} ms sleep" if sleep_ms else "no-op"
+    ideal = f" = {jobs / elapsed / (processes * threads * 1000 / sleep_ms):.0%} of the ideal"
     print(
-        f"{database:10} drain {jobs} no-op jobs, {processes} worker process(es) "
+        f"{database:10} drain {jobs} {what} jobs, {processes}x{threads} worker "
         f"({len(tree)} processes in the tree): "
-        f"{jobs / elapsed:7.0f} jobs/s; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
+        f"{jobs / elapsed:7.0f} jobs/s{ideal if sleep_ms else ''}; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
         f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
         f"database server + rest; "
         f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB"

@@ -26,7 +26,7 @@ ENDED_AT = "ended_at"
 def stamped(error: dict[str, str], job: Job, ended_at: datetime | None = None) -> dict[str, Any]:
     """``error`` with the attempt of ``job`` that it ended: its number, its
     worker, its start (the claim's) and its end (``ended_at``, now)."""
-    workers = job.worker_ids if isinstance(job.worker_ids, list) else []
+    workers = stored_worker_ids(job.worker_ids)
     started = job.last_attempted_at
     return {
         **error,
@@ -35,6 +35,19 @@ def stamped(error: dict[str, str], job: Job, ended_at: datetime | None = None) -
         STARTED_AT: started.isoformat() if started is not None else None,
         ENDED_AT: (ended_at or timezone.now()).isoformat(),
     }
+
+
+def stored_worker_ids(value: Any) -> list[Any]:
+    """A job's stored ``worker_ids`` column as a list, one entry a run.
+
+    The column may have been edited by hand: a value that is not a list
+    counts as one run (it is kept as the only entry), and None as none.
+    """
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return list(value)
+    return [value]
 
 
 def attempt_of(record: Any) -> int | None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
+from .attempt_history import stored_worker_ids
+
 if TYPE_CHECKING:
     from .models import Job
 
@@ -76,7 +78,7 @@ class Attempt:
     def _base_fields(self) -> dict[str, Any]:
         if self._fields is None:
             job = self.job
-            workers = job.worker_ids if isinstance(job.worker_ids, list) else []
+            workers = stored_worker_ids(job.worker_ids)
             self._fields = {
                 "result_id": job.result_id,
                 "task": job.task_path,

@@ -57,6 +57,10 @@ class ConfigurationError(RobustQueueError):
     """The Robust Queue configuration is invalid."""
 
 
+class RetryPolicyError(ConfigurationError):
+    """A retry policy cannot say when to retry: its backoff raised or returned a bad delay."""
+
+
 class TasksFrameworkMissingError(ConfigurationError, ImportError):
     """Django has no django.tasks and the django-tasks backport is missing."""
 

@@ -226,14 +226,9 @@ def _decode_arguments(claimed: ClaimedExecution) -> tuple[list[Any], dict[str, A
 
 
 def _retry_in(task: Task[..., Any], job: Job, exc: BaseException) -> timedelta | None:
-    # The task in hand carries its policy: no second look-up.
-    try:
-        return retries.retry_in(task, exc, attempt=job.retry_attempt)
-    except Exception:
-        # A broken policy (e.g. a backoff callable that raises) must not
-        # keep the failure from being recorded.
-        logger.exception("The retry policy of job %s failed; not retrying", job.result_id)
-        return None
+    # The task in hand carries its policy: no second look-up. Never
+    # raises: a policy that cannot decide is logged there, not retried.
+    return retries.retry_in(task, exc, attempt=job.retry_attempt, job=job.result_id)
 
 
 def _settle(result: TaskResult[Any], status: TaskResultStatus, **changes: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 from . import registry
 from .arguments import decode_arguments
+from .attempt_history import stored_worker_ids
 from .compat import Task, TaskError, TaskResult, TaskResultStatus
 from .exceptions import DiscardedOnConflictError, UnknownTaskError
 from .models import Job, JobState
@@ -53,7 +54,7 @@ def build_result(
         kwargs=job.kwargs,
         backend=job.backend_alias,
         errors=task_errors(job.errors),
-        worker_ids=list(job.worker_ids),
+        worker_ids=[str(worker) for worker in stored_worker_ids(job.worker_ids)],
     )
     object.__setattr__(result, "args", args)
     object.__setattr__(result, "kwargs", kwargs)

@@ -13,6 +13,8 @@ A leaf: nothing here imports the models or the task registry.
 
 from __future__ import annotations
 
+import logging
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,11 +23,16 @@ from typing import Any, Literal
 
 from .compat import Task
 from .decorators import with_option
-from .exceptions import ConfigurationError, JobCancelledError
+from .exceptions import ConfigurationError, JobCancelledError, RetryPolicyError
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_WAIT = timedelta(seconds=3)
 DEFAULT_MAX_WAIT = timedelta(hours=1)
 DEFAULT_JITTER = 0.15
+# The longest wait a policy may ask for: the retry time must stay a date
+# every database stores (and a year is a mistake, not a back-off).
+MAX_DELAY = timedelta(days=365)
 
 Backoff = Literal["exponential", "fixed"] | Callable[[int], "timedelta | float"]
 
@@ -63,8 +70,10 @@ class RetryPolicy:
             )
         for name in ("wait", "max_wait"):
             value = getattr(self, name)
-            if not isinstance(value, timedelta) or value < timedelta(0):
-                errors.append(f"'{name}' must be a timedelta >= 0, not {value!r}.")
+            if not isinstance(value, timedelta) or not timedelta(0) <= value <= MAX_DELAY:
+                errors.append(
+                    f"'{name}' must be a timedelta from 0 to {MAX_DELAY.days} days, not {value!r}."
+                )
         if not isinstance(self.jitter, (int, float)) or not 0 <= self.jitter <= 1:
             errors.append(f"'jitter' must be between 0 and 1, not {self.jitter!r}.")
         for name in ("retry_on", "discard_on"):
@@ -82,16 +91,26 @@ class RetryPolicy:
         return self.delay(attempt)
 
     def delay(self, attempt: int) -> timedelta:
-        """The wait after failed attempt number ``attempt`` (1-based)."""
+        """The wait after failed attempt number ``attempt`` (1-based).
+
+        Raises ``RetryPolicyError`` if a ``backoff`` callable raises or
+        returns anything but a timedelta or seconds from 0 to ``MAX_DELAY``.
+        """
         if callable(self.backoff):
-            value = self.backoff(attempt)
-            return value if isinstance(value, timedelta) else timedelta(seconds=value)
+            try:
+                value = self.backoff(attempt)
+            except Exception as exc:
+                raise RetryPolicyError(
+                    f"its backoff {_name(self.backoff)} raised {exc!r} for attempt {attempt}"
+                ) from exc
+            return _checked_delay(value, f"its backoff {_name(self.backoff)}", attempt)
         if self.backoff == "fixed":
-            return self.wait
+            return _checked_delay(self.wait, "its fixed wait", attempt)
         # Doubling in seconds, capped before it becomes a timedelta: a
         # high attempt number must not overflow timedelta.
         seconds = self.wait.total_seconds() * 2.0 ** min(attempt - 1, 1000)
-        delay = timedelta(seconds=min(seconds, self.max_wait.total_seconds()))
+        cap = min(self.max_wait.total_seconds(), MAX_DELAY.total_seconds())
+        delay = timedelta(seconds=min(seconds, cap))
         # Jitter spreads retries of jobs that failed together.
         spread = delay * self.jitter * (2 * random.random() - 1)
         return max(delay + spread, timedelta(0))
@@ -156,14 +175,57 @@ def policy_for(task: Task[..., Any] | None) -> RetryPolicy | None:
     return policy if isinstance(policy, RetryPolicy) else None
 
 
-def retry_in(task: Task[..., Any] | None, error: BaseException, attempt: int) -> timedelta | None:
+def retry_in(
+    task: Task[..., Any] | None, error: BaseException, attempt: int, *, job: str = ""
+) -> timedelta | None:
     """How long until ``task`` runs again after ``attempt`` failed with
     ``error``; None: never (no policy, or the policy says no). A cancelled
-    job never runs again, whatever its policy says."""
+    job never runs again, whatever its policy says.
+
+    Never raises: a policy that cannot decide (its backoff raises or
+    returns a bad delay) is logged, with ``job`` (a result id) and the
+    task, and the job is not retried: its failure is recorded as final.
+    """
     if isinstance(error, JobCancelledError):
         return None
     policy = policy_for(task)
-    return None if policy is None else policy.retry_in(error, attempt)
+    if policy is None:
+        return None
+    try:
+        return policy.retry_in(error, attempt)
+    except Exception as exc:
+        logger.exception(
+            "Job %s of task %s failed and is not retried: its retry policy cannot "
+            "say when to run it again (%s)",
+            job or "?",
+            getattr(task, "module_path", task),
+            exc,
+        )
+        return None
+
+
+def _checked_delay(value: object, source: str, attempt: int) -> timedelta:
+    """``value`` (a timedelta or seconds) as a timedelta from 0 to
+    ``MAX_DELAY``; ``RetryPolicyError`` naming ``source`` otherwise."""
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise RetryPolicyError(
+            f"{source} returned {value!r} for attempt {attempt}, "
+            "not a timedelta or a number of seconds"
+        )
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY.total_seconds()):
+        raise RetryPolicyError(
+            f"{source} returned {value!r} for attempt {attempt}, "
+            f"not a delay from 0 to {MAX_DELAY.days} days"
+        )
+    return value if isinstance(value, timedelta) else timedelta(seconds=seconds)
+
+
+def _name(backoff: object) -> str:
+    return str(getattr(backoff, "__qualname__", None) or repr(backoff))
 
 
 def _as_tuple(value: object) -> tuple[type[BaseException], ...]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from . import conf
+from . import conf, conversions
 from .compat import Task
 from .decorators import with_option
 from .exceptions import ConfigurationError
@@ -143,11 +143,10 @@ def _duration(value: Any) -> Keep:
     None for anything else (the caller has refused it)."""
     if value is None or value == GLOBAL:
         return value  # type: ignore[no-any-return]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            value = timedelta(seconds=value)
-        except (OverflowError, ValueError):
-            return None
+    try:
+        return conversions.positive_duration(value)
+    except ValueError:
+        return None
     if isinstance(value, timedelta) and value > timedelta(0):
         return value
     return None

@@ -2,7 +2,7 @@
 # The published form: `python -m build` makes a wheel and an sdist; both must
 # hold the package, its migrations, templates and py.typed (and the sdist the
 # LICENSE and every file the README links to), leak no tests, pass `twine
-# check --strict` (the metadata is valid and the README renders as the long
+# check --strict` (the metadata is valid and PACKAGE.md renders as the long
 # description), and install into a fresh venv (the wheel with its
 # dependencies, the sdist built from source).
 #   scripts/check-wheel.sh .venv311

@@ -96,6 +96,28 @@ def crashes_once(context: TaskContext, key: str, sleep: float = 30.0) -> int:
     return os.getpid()
 
 
+def _raising_backoff(attempt: int) -> timedelta:
+    raise ZeroDivisionError(f"no delay for attempt {attempt}")
+
+
+def _text_backoff(attempt: int) -> timedelta:
+    return "soon"  # type: ignore[return-value]
+
+
+@retry(attempts=3, backoff=_raising_backoff)
+@task()
+def backoff_raises(key: str) -> None:
+    """Fails; its retry policy's backoff raises when asked for a delay."""
+    raise ValueError(f"{key} fails")
+
+
+@retry(attempts=3, backoff=_text_backoff)
+@task()
+def backoff_returns_text(key: str) -> None:
+    """Fails; its retry policy's backoff returns text, not a delay."""
+    raise ValueError(f"{key} fails")
+
+
 # Rare slots, so that schedulers other tests start never fire them; the
 # scheduler tests pass their own "now".
 @recurring("0 3 1 1 *", key="tick-new-year", args=("new-year",))

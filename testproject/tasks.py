@@ -138,6 +138,18 @@ def spin_swallowing(seconds: float = 30.0) -> str:
     return "done"
 
 
+@task()
+def swallows_interrupt(key: str, seconds: float = 60.0) -> str:
+    """Catches the interrupt once, then returns at once as if it had
+    finished."""
+    LedgerEntry.objects.create(key=f"{key}:start")
+    try:
+        _spin(seconds)
+    except BaseException:  # noqa: BLE001, S110 - this task misbehaves on purpose
+        pass
+    return key
+
+
 @task(takes_context=True)
 def cooperative(context: TaskContext, key: str, seconds: float = 60.0) -> str:
     """Stops as soon as it is asked to cancel."""

@@ -23,8 +23,9 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.utils.module_loading import import_string
@@ -48,6 +49,9 @@ __all__ = [
     "MASK",
     "Shown",
     "displayed",
+    "error_message",
+    "error_text",
+    "error_texts",
     "hidden_key_value",
     "is_on",
     "shown",
@@ -128,17 +132,34 @@ def error_message(job: Job, traceback_text: Any) -> str:
     """The last line of a failure's traceback (exception and message),
     with the values ``job``'s mask hides hidden."""
     message = display.last_line(traceback_text)
-    if not message:
-        return ""
-    masker = _Masker(job.task_path, job.backend_alias)
+    return error_text(job, message) if message else ""
+
+
+def error_text(job: Job, text: str) -> str:
+    """A traceback or error message of ``job`` as the admin shows it: the
+    values ``job``'s mask hides hidden."""
+    return _masked_error(_Masker(job.task_path, job.backend_alias), job, text)
+
+
+def error_texts(rows: Iterable[tuple[Job, str]]) -> Iterator[tuple[Job, str]]:
+    """``error_text`` of each (job, text), one mask per task: what a search
+    over many failures reads."""
+    maskers: dict[tuple[str, str], _Masker] = {}
+    for job, text in rows:
+        key = (job.task_path, job.backend_alias)
+        masker = maskers.get(key) or maskers.setdefault(key, _Masker(*key))
+        yield job, _masked_error(masker, job, text)
+
+
+def _masked_error(masker: _Masker, job: Job, text: str) -> str:
     if not masker.patterns and masker.rule is None:
-        return message
+        return text
     try:
         args, kwargs = display.decoded_arguments(job.arguments)
     except DeserializationError:
-        return masker.mask_text(message, set())
+        return masker.mask_text(text, set())
     data = {"args": args, "kwargs": kwargs, "return_value": None}
-    return masker.mask_text(message, masked_values(data, masker.mask(data)))
+    return masker.mask_text(text, masked_values(data, masker.mask(data)))
 
 
 def is_on() -> bool:
@@ -221,7 +242,7 @@ class _Masker:
             return {"args": [MASK], "kwargs": {}, "return_value": MASK}
 
     def _mask_names(self, data: dict[str, Any]) -> dict[str, Any]:
-        positional = self._parameter_names()
+        positional = self._positional
         args = [
             MASK if self._is_secret_position(positional, index) else self._scrub(value)
             for index, value in enumerate(data["args"])
@@ -250,6 +271,10 @@ class _Masker:
         if isinstance(value, list):
             return [self._scrub(item) for item in value]
         return value
+
+    @cached_property
+    def _positional(self) -> list[str] | None:
+        return self._parameter_names()
 
     def _parameter_names(self) -> list[str] | None:
         """Names of the task function's positional parameters, if it resolves."""

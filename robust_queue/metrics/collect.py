@@ -2,10 +2,15 @@
 
 Nothing here scans the jobs table:
 
-- jobs by state and queue: one query per live state over at most
-  ``DEFAULT_COUNT_CAP + 1`` rows of its execution table (the admin's cap);
-  a state past the cap says so in ``robust_queue_jobs_capped``;
-- queue latency: the oldest ready row of each queue seen there;
+- ready jobs and latency, per known queue (``admin/queue_names.py``), as
+  the admin's queue table reads them: a count over at most
+  ``DEFAULT_COUNT_CAP + 1`` of the queue's rows and the age of the oldest
+  of its next jobs, both through the (queue, priority, job) index; a queue
+  past the cap shows the cap and says so in
+  ``robust_queue_jobs_count_capped``;
+- other states by queue: one query per state over at most
+  ``DEFAULT_COUNT_CAP + 1`` rows of its execution table; a state past the
+  cap says so in ``robust_queue_jobs_capped``;
 - processes and threads: the process and claimed tables (small);
 - finished/failed/retried/discarded counters and wait/run histograms: the
   running-total rows of the statistics table, one per (queue, task).
@@ -14,30 +19,33 @@ Nothing here scans the jobs table:
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
 from django.db import connections
 from django.db.models import Count, F, QuerySet
 
 from .. import conf
+from ..admin import queue_names
+from ..admin.counting import DEFAULT_COUNT_CAP, CappedCount, capped_count
+from ..admin.queues import latency
 from ..models import (
     BlockedExecution,
     ClaimedExecution,
     FailedExecution,
     Process,
     ProcessKind,
-    Queue,
     ReadyExecution,
     ScheduledExecution,
     Statistic,
 )
+from ..models.clock import database_now
 from ..models.statistic import BUCKET_BOUNDS, COUNTERS
 from .exposition import Family
 
-DEFAULT_COUNT_CAP = 10_000
-# (state label, execution model, queue column as seen from that table)
+# (state label, execution model, queue column as seen from that table);
+# ready jobs are counted per queue (_ready).
 STATES = (
-    ("ready", ReadyExecution, "queue_name"),
     ("scheduled", ScheduledExecution, "queue_name"),
     ("running", ClaimedExecution, "job__queue_name"),
     ("blocked", BlockedExecution, "queue_name"),
@@ -53,37 +61,65 @@ _COUNTER_HELP = {
 
 
 def collect(using: str, cap: int = DEFAULT_COUNT_CAP) -> list[Family]:
-    """Every family, read from database ``using``."""
-    jobs, capped, ready_queues = _jobs_by_state(using, cap)
+    """Every family, read from database ``using``; counts stop at ``cap``."""
+    ready = _ready(using, cap)
+    jobs, capped = _jobs_by_state(using, cap, ready)
     return [
         jobs,
         capped,
-        _latency(using, ready_queues),
+        _ready_capped(ready),
+        _latency(ready),
         *_processes(using),
         *_statistics(using),
     ]
 
 
-def _jobs_by_state(using: str, cap: int) -> tuple[Family, Family, list[str]]:
+def _ready(using: str, cap: int) -> dict[str, tuple[CappedCount, timedelta]]:
+    """(size, latency) of every known queue, as the admin reads them."""
+    now = database_now(using)
+    rows = ReadyExecution.objects.using(using)
+    by_queue = {}
+    for name in sorted(queue_names.known(using)):
+        ready = rows.filter(queue_name=name)
+        by_queue[name] = (capped_count(ready, cap), latency(ready, now))
+    return by_queue
+
+
+def _jobs_by_state(
+    using: str, cap: int, ready: dict[str, tuple[CappedCount, timedelta]]
+) -> tuple[Family, Family]:
     jobs = Family(
         "robust_queue_jobs",
         "gauge",
-        f"Jobs per state and queue; each state is counted over at most {cap} jobs.",
+        f"Jobs per state and queue; ready jobs are counted up to {cap} per queue, "
+        f"other states over at most {cap} jobs each.",
     )
     capped = Family(
         "robust_queue_jobs_capped",
         "gauge",
         "1 if a state holds more jobs than were counted (its numbers are lower bounds).",
     )
-    ready: list[str] = []
+    for name, (size, _) in ready.items():
+        jobs.add(min(int(size), cap), queue=name, state="ready")
+    capped.add(int(any(size.is_capped for size, _ in ready.values())), state="ready")
     for state, model, column in STATES:
         counts = capped_counts_by_queue(model._default_manager.using(using).all(), column, cap)
         for queue_name, count in sorted(counts.items()):
             jobs.add(count, queue=queue_name, state=state)
         capped.add(int(sum(counts.values()) > cap), state=state)
-        if state == "ready":
-            ready = sorted(counts)
-    return jobs, capped, ready
+    return jobs, capped
+
+
+def _ready_capped(ready: dict[str, tuple[CappedCount, timedelta]]) -> Family:
+    family = Family(
+        "robust_queue_jobs_count_capped",
+        "gauge",
+        "1 if a queue holds more ready jobs than the cap: its robust_queue_jobs "
+        "sample shows the cap, a lower bound.",
+    )
+    for name, (size, _) in ready.items():
+        family.add(int(size.is_capped), queue=name, state="ready")
+    return family
 
 
 def capped_counts_by_queue(rows: QuerySet[Any], column: str, cap: int) -> dict[str, int]:
@@ -99,15 +135,14 @@ def capped_counts_by_queue(rows: QuerySet[Any], column: str, cap: int) -> dict[s
         return {str(name): int(count) for name, count in cursor.fetchall()}
 
 
-def _latency(using: str, queue_names: list[str]) -> Family:
+def _latency(ready: dict[str, tuple[CappedCount, timedelta]]) -> Family:
     family = Family(
         "robust_queue_queue_latency_seconds",
         "gauge",
-        "Age of the oldest ready job per queue with ready jobs.",
+        "Age of the oldest ready job per queue (0 when none waits), by the database's clock.",
     )
-    for name in queue_names:
-        # By the database's clock (Queue.latency), not this host's.
-        family.add(Queue(name, using).latency().total_seconds(), queue=name)
+    for name, (_, age) in ready.items():
+        family.add(age.total_seconds(), queue=name)
     return family
 
 

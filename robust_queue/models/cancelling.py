@@ -26,7 +26,7 @@ from ..compat import TaskResultDoesNotExist
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import JobCancelledError, NotCancellableError
 from ..statistics import record_jobs
-from .error_record import error_record
+from .error_record import error_record, stored_errors
 from .job_state import WAITING_STATES, JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
 
@@ -95,7 +95,7 @@ def _cancel_once(job: Job, using: str) -> tuple[CancelOutcome | None, Job, bool]
 def _fail(jobs: Any, job_pk: int, using: str) -> Job:
     job: Job = jobs.select_for_update().get(pk=job_pk)
     error = error_record(JobCancelledError(f"Job {job.result_id} was cancelled."))
-    job.errors = [*job.errors, error]
+    job.errors = [*stored_errors(job.errors), error]
     job.save(update_fields=["errors"])
     execution_manager(type(job), JobState.FAILED, using).create(job=job, error=error)
     return job

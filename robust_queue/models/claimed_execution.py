@@ -15,8 +15,9 @@ from ..exceptions import JobCancelledError, TaskTimeoutError
 from ..statistics import record_attempt
 from .blocked_execution import BlockedExecution
 from .clock import database_now
+from .error_record import error_record, stored_errors
 from .execution import Execution, job_field
-from .failed_execution import FailedExecution, error_record
+from .failed_execution import FailedExecution
 from .job import Job
 from .process import Process
 from .sql import dialect_for
@@ -122,7 +123,7 @@ class ClaimedExecution(Execution):
             job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
             # The attempt's own start and end go with its error (admin).
             record = stamped(error, job)
-            job.errors = [*job.errors, record]
+            job.errors = [*stored_errors(job.errors), record]
             if retry_in is None:
                 job.save(update_fields=["errors"])
                 FailedExecution.objects.using(using).create(job=job, error=record)

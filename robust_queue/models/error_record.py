@@ -7,6 +7,7 @@ recovery, cancelling) import it without importing any model.
 from __future__ import annotations
 
 import traceback
+from typing import Any
 
 # A traceback (message included) longer than this keeps its head and tail.
 DEFAULT_MAX_ERROR_CHARS = 64 * 1024
@@ -42,3 +43,16 @@ def storable_text(text: str, limit: int = DEFAULT_MAX_ERROR_CHARS) -> str:
     marker = TRUNCATION_MARKER.format(count=len(text) - keep)
     head = keep // 2
     return text[:head] + marker + text[len(text) - (keep - head) :]
+
+
+def stored_errors(value: Any) -> list[Any]:
+    """A job's stored ``errors`` column as a new list to append to.
+
+    The column may have been edited by hand: a value that is not a list
+    is kept as the only entry (nothing is lost), and None reads as [].
+    """
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return list(value)
+    return [value]

@@ -11,6 +11,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from .. import concurrency, registry, retries, signals
+from ..attempt_history import stored_worker_ids
 from ..batching import id_batches
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import UndiscardableError, UnknownTaskError
@@ -309,7 +310,10 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["queue_name", "finished_at"], name="rq_job_queue_finished"),
             models.Index(fields=["finished_at"], name="rq_job_finished"),
-            models.Index(fields=["task_path"], name="rq_job_task_path"),
+            # A task's jobs, and one queue's of them, newest first (the
+            # job list's ?task=&queue=): an index range, not a walk of the
+            # primary key past every other job (migration 0017).
+            models.Index(fields=["task_path", "queue_name", "id"], name="rq_job_task_queue"),
             # The admin's "enqueued in the last hour" (migration 0011).
             models.Index(fields=["enqueued_at"], name="rq_job_enqueued"),
         ]
@@ -388,7 +392,9 @@ class Job(models.Model):
     def retry_in(self, error: BaseException) -> timedelta | None:
         """How long until this job runs again after its last attempt failed
         with ``error``, by its task's retry policy; None: never."""
-        return retries.retry_in(self.declared_task(), error, attempt=self.retry_attempt)
+        return retries.retry_in(
+            self.declared_task(), error, attempt=self.retry_attempt, job=self.result_id
+        )
 
     def tag_names(self) -> list[str]:
         """This job's tags, sorted (one query)."""
@@ -397,8 +403,9 @@ class Job(models.Model):
     @property
     def retry_attempt(self) -> int:
         """The number of the last run as retry policies count it: every
-        run but those that snoozed."""
-        return len(self.worker_ids) - self.snoozes
+        run but those that snoozed. A hand-edited ``worker_ids`` counts
+        as what it holds (``stored_worker_ids``)."""
+        return len(stored_worker_ids(self.worker_ids)) - self.snoozes
 
     @property
     def args(self) -> list[Any]:

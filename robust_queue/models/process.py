@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import models
@@ -156,11 +156,9 @@ class Process(models.Model):
             logger.error("%s %s; failed %d claimed job(s)", self.name, reason, failed)
         return failed
 
-    def supervisees_with_pid(self, pid: int, *, before: datetime | None = None) -> ProcessQuerySet:
-        """The rows the child ``pid`` of this supervisor registered;
-        ``before``: only those registered earlier (the pid was reused)."""
-        rows = self._all().filter(supervisor_id=self.pk, pid=pid)
-        return rows if before is None else rows.filter(created_at__lt=before)
+    def supervisees_with_pid(self, pid: int) -> ProcessQuerySet:
+        """The rows the child ``pid`` of this supervisor registered."""
+        return self._all().filter(supervisor_id=self.pk, pid=pid)
 
     def adopt(self, *, pids: Iterable[int], pks: Iterable[int]) -> int:
         """Point the unsupervised rows of these children at this process

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
@@ -56,7 +57,13 @@ class Runnable:
         )
         self.heartbeat: Heartbeat | None = None
         self.process: Process | None = None
+        # Told the registered row first thing (a forked child tells its
+        # supervisor, children.py).
+        self.on_registered: Callable[[Process], None] | None = None
         self._outages_seen = 0
+        # The error of the last rounds that failed, and how many in a row.
+        self._last_failure: tuple[type[Exception], str] | None = None
+        self._failed_rounds = 0
 
     @property
     def name(self) -> str:
@@ -88,7 +95,7 @@ class Runnable:
             self._outages_seen = self.heartbeat.outages
             connections.close_all()
         try:
-            return self.run_once()
+            pause = self.run_once()
         except DatabaseError as exc:
             # A dropped connection or a failover: replace this thread's
             # connection and try again after a pause, instead of dying.
@@ -97,6 +104,25 @@ class Runnable:
             self._outages_seen = self.heartbeat.outages
             connections.close_all()
             return ERROR_PAUSE
+        except Exception as exc:
+            # A bug or a row the code cannot read: the process stays up (a
+            # supervisor that exits strands its children's replacements).
+            if self._is_new_failure(exc):
+                logger.exception(
+                    "%s: a round failed; going on (logged once while it repeats)", self.name
+                )
+            return ERROR_PAUSE * 2.0 ** min(self._failed_rounds - 1, 8)
+        self._failed_rounds, self._last_failure = 0, None
+        return pause
+
+    def _is_new_failure(self, exc: Exception) -> bool:
+        """Count a failed round; True unless it repeats the last one's
+        error (its traceback is logged once; the pause doubles)."""
+        failure = (type(exc), str(exc))
+        repeated = failure == self._last_failure
+        self._failed_rounds = self._failed_rounds + 1 if repeated else 1
+        self._last_failure = failure
+        return not repeated
 
     def stop(self, *, immediately: bool = False) -> None:
         """Ask the loop to end; safe from a signal handler."""
@@ -121,6 +147,8 @@ class Runnable:
 
     def _boot(self) -> None:
         self.process = self._register()
+        if self.on_registered is not None:
+            self.on_registered(self.process)
         self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.lost_registration)
         if self.heartbeat_in_thread:
             self.heartbeat.start()

@@ -14,11 +14,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from functools import partial
 from typing import NoReturn
 
 from django.db import connections
-from django.utils import timezone
 
 from ..models import Process
 from ..models.process import ProcessQuerySet
@@ -78,17 +77,27 @@ class Child:
         return self.rows(supervisor, pid_reused=pid_reused).fail_all_claims(reason)
 
     def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
-        """The process rows this child registered under ``supervisor``."""
-        raise NotImplementedError
+        """The process rows this child registered under ``supervisor``.
+
+        By row, not by supervisor: a row left unsupervised while the
+        supervisor re-registers is still this child's.
+        """
+        rows = Process.objects.using(supervisor._state.db)
+        pk = self.process_pk()
+        return rows.none() if pk is None else rows.filter(pk=pk)
 
 
 class ForkedChild(Child):
     pid: int
 
-    def __init__(self, role: Role, failures: int, pid: int) -> None:
+    def __init__(self, role: Role, failures: int, pid: int, report_fd: int | None = None) -> None:
         super().__init__(role, failures)
         self.pid = pid
-        self.exited_at: datetime | None = None
+        # The child writes the pk of the row it registered here: reaping
+        # knows its row without the database, and without comparing this
+        # host's clock with the database's (a reused pid).
+        self._report_fd = report_fd
+        self._pk: int | None = None
 
     def __str__(self) -> str:
         return f"{self.role.kind} (pid {self.pid})"
@@ -106,11 +115,15 @@ class ForkedChild(Child):
         # A forked child must not share the parent's database sockets.
         connections.close_all()
         parent_pid = os.getpid()
+        read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _run_forked(role, {**build_kwargs, "parent_pid": parent_pid})
+            os.close(read_fd)
+            _run_forked(role, {**build_kwargs, "parent_pid": parent_pid}, write_fd)
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
         logger.info("Forked %s (pid %d)", role.kind, pid)
-        return cls(role, failures, pid)
+        return cls(role, failures, pid, read_fd)
 
     def stop(self, *, immediately: bool = False) -> None:
         try:
@@ -137,13 +150,35 @@ class ForkedChild(Child):
             pass
         self._exited("killed")
 
+    def process_pk(self) -> int | None:
+        if self._report_fd is not None:
+            self._read_report()
+        return self._pk
+
     def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
-        # A new child with the same pid: only rows older than this exit.
-        before = self.exited_at if pid_reused else None
-        return supervisor.supervisees_with_pid(self.pid, before=before)
+        if self.process_pk() is not None or pid_reused:
+            return super().rows(supervisor)
+        # It ended before it said which row it registered (so it claimed
+        # nothing yet): by pid, which no other child of ours has now.
+        return supervisor.supervisees_with_pid(self.pid)
+
+    def _read_report(self, *, final: bool = False) -> None:
+        assert self._report_fd is not None
+        try:
+            data = os.read(self._report_fd, 32)
+        except BlockingIOError:
+            # Not registered yet (or still running, if ``final``).
+            if not final:
+                return
+            data = b""
+        os.close(self._report_fd)
+        self._report_fd = None
+        self._pk = int(data) if data.strip().isdigit() else None
 
     def _exited(self, reason: str) -> str:
-        self.exited_at = timezone.now()
+        # Gone: whatever it wrote is in the pipe; read it and close it.
+        if self._report_fd is not None:
+            self._read_report(final=True)
         return reason
 
 
@@ -184,13 +219,6 @@ class ThreadChild(Child):
         process = self.runnable.process
         return None if process is None else process.pk
 
-    def rows(self, supervisor: Process, *, pid_reused: bool = False) -> ProcessQuerySet:
-        # By row, not by supervisor: a row left unsupervised while the
-        # supervisor re-registers is still this thread's.
-        rows = Process.objects.using(supervisor._state.db)
-        pk = self.process_pk()
-        return rows.none() if pk is None else rows.filter(pk=pk)
-
 
 def _report_stuck(child: ThreadChild, stuck: list[str]) -> None:
     logger.error(
@@ -204,12 +232,13 @@ def _report_stuck(child: ThreadChild, stuck: list[str]) -> None:
     )
 
 
-def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
+def _run_forked(role: Role, build_kwargs: dict[str, object], report_fd: int) -> NoReturn:
     code = 1
     try:
         restore_defaults()
         _terminate_with_parent()
         runnable = role.build(**build_kwargs)
+        runnable.on_registered = partial(_report_registration, report_fd)
         signal.signal(signal.SIGTERM, lambda *_: runnable.stop())
         signal.signal(signal.SIGINT, lambda *_: runnable.stop())
         signal.signal(signal.SIGQUIT, lambda *_: runnable.stop(immediately=True))
@@ -220,6 +249,17 @@ def _run_forked(role: Role, build_kwargs: dict[str, object]) -> NoReturn:
     finally:
         # Never unwind the parent's stack in the child.
         os._exit(code)
+
+
+def _report_registration(fd: int, process: Process) -> None:
+    """Tell the supervisor which row this child registered, before it
+    claims anything."""
+    try:
+        os.write(fd, f"{process.pk}\n".encode())
+    except OSError:
+        pass  # The supervisor is gone: nobody reaps this child.
+    finally:
+        os.close(fd)
 
 
 def _warn_about_threads() -> None:

@@ -16,7 +16,7 @@ from django.db import DatabaseError
 from .. import recurrence, retention
 from ..config import SupervisorConfig
 from ..deadlocks import lock_conflict
-from ..models import Process, RecurringTask
+from ..models import RecurringTask
 from . import maintenance
 from .banner import banner
 from .base import Runnable
@@ -80,7 +80,7 @@ class Supervisor(Runnable):
                 pidfile.release()
 
     def boot(self) -> None:
-        maintenance.fail_orphaned_claims(self.using)
+        self.orphans.fail_all()
         roles = self._roles()
         scheduler = any(role.kind == "scheduler" for role in roles)
         for line in banner(self.config, scheduler=scheduler):
@@ -170,7 +170,7 @@ class Supervisor(Runnable):
                 else:
                     logger.error("%s %s; replacing it in %.0fs", child, reason, delay)
                 self.pending.append((time.monotonic() + delay, child.role, failures))
-            self.backlog.add(partial(self._fail_claims, child, reason))
+            self.backlog.add(partial(self._fail_claims, child, reason), _recording(child))
 
     def _fail_claims(self, child: Child, reason: str) -> None:
         reused = any(other.pid == child.pid for other in self.children)
@@ -188,8 +188,8 @@ class Supervisor(Runnable):
         try:
             with bounded_lock_wait(self.using, LOCK_WAIT):
                 if self.heartbeat.healthy_for() >= self.config.alive_threshold:
-                    Process.objects.using(self.using).prune(
-                        self.config.alive_threshold, keep=self._pk()
+                    maintenance.prune_processes(
+                        self.using, self.config.alive_threshold, self._pk(), self.orphans.faults
                     )
                 self.orphans.run()
         except DatabaseError as exc:
@@ -257,7 +257,7 @@ class Supervisor(Runnable):
             # A child that did not stop in time may hold a job whose body
             # ran but whose outcome it could not record: fail its claims
             # (the retry policy applies) rather than run them again.
-            self.backlog.add(partial(self._fail_claims, child, KILLED))
+            self.backlog.add(partial(self._fail_claims, child, KILLED), _recording(child))
         self.children.clear()
         if not self.backlog.flush():
             locked = self.backlog.waiting_for_lock
@@ -273,3 +273,7 @@ class Supervisor(Runnable):
     def _pk(self) -> int:
         assert self.process is not None
         return self.process.pk
+
+
+def _recording(child: Child) -> str:
+    return f"Recording the exit of {child}"

@@ -212,7 +212,8 @@ class Watchdog:
 
 
 def _run_watched(watch: Watch, body: Callable[[], Any]) -> Any:
-    """``body``'s value; the watch's error if it was stopped or cancelled.
+    """``body``'s value; the watch's error if it was stopped or cancelled,
+    even when the body caught the interrupt and returned.
 
     The interrupt lands at most once, anywhere up to ``leave()``: every
     such place is inside the outer ``try``.
@@ -227,13 +228,26 @@ def _run_watched(watch: Watch, body: Callable[[], Any]) -> Any:
             watch.leave()
             _drop_connections()
             raise watch.stop_error() from None
-        if watch.cancelled:
+        if _was_stopped(watch):
             raise watch.stop_error() from exc
         raise
-    if watch.cancelled:
-        # It stopped by itself (cancel_requested()): still cancelled.
+    if _was_stopped(watch):
+        # It stopped by itself (cancel_requested()), or caught the
+        # interrupt and returned: stopped all the same, whatever it gave.
         raise watch.stop_error()
     return value
+
+
+def _was_stopped(watch: Watch) -> bool:
+    """Whether the body's outcome is the watch's error: its cancel was
+    requested, or an interrupt was sent (``leave()`` has run, so
+    ``sent_at`` no longer changes)."""
+    if watch.sent_at is not None:
+        # The interrupt may have landed in a query the body then went on
+        # from: its connection is not to be trusted.
+        _drop_connections()
+        return True
+    return watch.cancelled
 
 
 def _is_interrupt(exc: BaseException) -> bool:

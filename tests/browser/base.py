@@ -1,6 +1,7 @@
 """Headless Chromium against a live server, logged in as a superuser.
 
-Screenshots go to ``artifacts/screenshots/`` (git-ignored).
+Screenshots go to ``artifacts/screenshots/<Django x.y>-<db vendor>/``
+(git-ignored): CI cells running at once write apart.
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import django
 from django.contrib.auth.models import User
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
+from django.db import connection
 
 from tests.browser.data import seed
 from tests.browser.support import CHROMIUM, playwright_or_skip
@@ -30,6 +33,12 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
+def screenshot_dir() -> Path:
+    """This cell's folder: ``<Django major.minor>-<database vendor>``."""
+    major, minor = django.VERSION[:2]
+    return SCREENSHOTS / f"{major}.{minor}-{connection.vendor}"
+
+
 class BrowserTestCase(StaticLiveServerTestCase):
     """A seeded queue, a browser context and a logged-in page per test."""
 
@@ -40,7 +49,7 @@ class BrowserTestCase(StaticLiveServerTestCase):
         # calls the tests make around it are still synchronous.
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
         super().setUpClass()
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        screenshot_dir().mkdir(parents=True, exist_ok=True)
         cls.playwright = sync_playwright().start()
         cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
@@ -66,4 +75,4 @@ class BrowserTestCase(StaticLiveServerTestCase):
         page.wait_for_url(f"{self.live_server_url}/admin/")
 
     def _shot(self, name: str) -> None:
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        self.page.screenshot(path=str(screenshot_dir() / f"{name}.png"), full_page=True)

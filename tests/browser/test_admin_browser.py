@@ -1,18 +1,23 @@
 """The admin in real headless Chromium: load, filter, retry, pause.
 
-Screenshots go to ``artifacts/screenshots/`` (git-ignored).
+Screenshots go to ``artifacts/screenshots/<Django x.y>-<db vendor>/``
+(git-ignored).
 """
 
 from __future__ import annotations
 
+import django
+from django.db import connection
+
 from robust_queue.models import FailedExecution, Job, Pause
-from tests.browser.base import SCREENSHOTS, BrowserTestCase
+from tests.browser.base import SCREENSHOTS, BrowserTestCase, screenshot_dir
 
 
 class AdminBrowserTests(BrowserTestCase):
     def test_overview_loads(self) -> None:
         """Also the README's picture: docs/admin-overview.png is this
-        screenshot (artifacts/screenshots/admin-overview.png), 1440 px wide."""
+        screenshot (artifacts/screenshots/<cell>/admin-overview.png), 1440 px
+        wide."""
         self.page.set_viewport_size({"width": 1440, "height": 900})
         self.page.goto(f"{self.live_server_url}/admin/robust_queue/job/overview/")
         self.assertEqual(self.page.locator("h1").inner_text(), "Queue overview")
@@ -20,7 +25,17 @@ class AdminBrowserTests(BrowserTestCase):
         self.assertIn("builtins.ValueError", self.page.locator("#rq-failures").inner_text())
         self.assertIn("add", self.page.locator("#rq-top-tasks a").first.inner_text())
         self._shot("overview")
-        self.page.screenshot(path=str(SCREENSHOTS / "admin-overview.png"))
+        self.page.screenshot(path=str(screenshot_dir() / "admin-overview.png"))
+
+    def test_screenshots_go_to_the_folder_of_this_django_line_and_database(self) -> None:
+        """CI cells (Django line, database) run at once: each writes its
+        screenshots to a folder of its own, none over another's."""
+        major, minor = django.VERSION[:2]
+        shot = SCREENSHOTS / f"{major}.{minor}-{connection.vendor}" / "cell-check.png"
+        shot.unlink(missing_ok=True)
+        self.page.goto(f"{self.live_server_url}/admin/")
+        self._shot("cell-check")
+        self.assertIs(shot.is_file(), True)
 
     def test_filter_the_failed_list(self) -> None:
         self.page.goto(f"{self.live_server_url}/admin/robust_queue/job/")

@@ -73,6 +73,20 @@ class HealthProcessTests(TransactionTestCase):
         self.assertEqual([c["name"] for c in failed], [expected[0]])
         self.assertIn(expected[1], failed[0]["detail"])
 
+    def test_options_before_a_subcommands_name_are_passed_on(self) -> None:
+        """`robust_queue -v 2 health` runs health; `--traceback` before
+        `pause` reaches pause (its error comes with a traceback)."""
+        result = manage("-v", "2", "health", "--skip-supervisor", "--json")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIs(json.loads(result.stdout)["healthy"], True)
+        plain = manage("pause", "bad queue")
+        self.assertEqual(plain.returncode, 1, plain.stderr)
+        self.assertNotIn("Traceback", plain.stderr)
+        traced = manage("--traceback", "pause", "bad queue")
+        self.assertNotEqual(traced.returncode, 0, traced.stderr)
+        self.assertIn("Traceback", traced.stderr)
+        self.assertIn("'bad queue'", traced.stderr)
+
     def test_bad_threshold_fails_with_a_clear_message(self) -> None:
         result = manage("health", "--max-latency", "a minute")
         self.assertNotEqual(result.returncode, 0)

@@ -49,6 +49,22 @@ class DefaultLoggingTests(TransactionTestCase):
         self.assertRegex(output, r"worker-\S+ started \(pid \d+\)")
         self.assertRegex(output, r"worker-\S+ stopped")
 
+    def test_a_job_past_the_shutdown_timeout_is_given_back_and_said(self) -> None:
+        """TERM while a job sleeps past shutdown_timeout: the job goes back
+        to ready, and the output says so."""
+        result = tasks.sleep_for.enqueue(60)
+        supervisor = Supervisor(self, env=NO_LOGGING, shutdown_timeout=1)
+        wait_until(lambda: Job.objects.filter(started_at__isnull=False).exists(), timeout=30)
+        supervisor.send(signal.SIGTERM)
+        self.assertEqual(supervisor.wait(timeout=30), 0)
+        self.assertRegex(
+            supervisor.output(),
+            r"worker-\S+ gave 1 unfinished job\(s\) back to ready: they will run again",
+        )
+        job = Job.objects.with_executions().get(result_id=result.id)
+        self.assertIs(hasattr(job, "ready_execution"), True)
+        self.assertIsNone(job.finished_at)
+
     def test_verbosity_zero_prints_warnings_only(self) -> None:
         supervisor = Supervisor(self, "-v", "0", env=NO_LOGGING)
         supervisor.children("worker")

@@ -78,8 +78,15 @@ class AttemptLogTests(SimpleTestCase):
         [record] = self.records(Attempt(early))
         self.assertEqual(record.wait_ms, 0)  # type: ignore[attr-defined]
 
-    def test_a_malformed_worker_list_is_attempt_zero_by_nobody(self) -> None:
+    def test_a_malformed_worker_list_counts_as_one_attempt(self) -> None:
+        """As the retry policy counts it (``stored_worker_ids``); None is
+        no attempt at all."""
         [record] = self.records(Attempt(job(worker_ids={"not": "a list"})))
+        self.assertEqual(
+            (record.attempt, record.worker),  # type: ignore[attr-defined]
+            (1, "{'not': 'a list'}"),
+        )
+        [record] = self.records(Attempt(job(worker_ids=None)))
         self.assertEqual((record.attempt, record.worker), (0, ""))  # type: ignore[attr-defined]
 
     def test_nothing_is_built_when_the_level_is_off(self) -> None:

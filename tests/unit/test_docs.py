@@ -25,6 +25,7 @@ from __future__ import annotations
 import fnmatch
 import inspect
 import re
+import tomllib
 from dataclasses import fields
 from pathlib import Path
 
@@ -277,6 +278,20 @@ class LinkTests(SimpleTestCase):
         self.assertGreater(checked, 20)
 
 
+class PackageDescriptionTests(SimpleTestCase):
+    def test_the_index_page_shows_a_description_without_relative_links(self) -> None:
+        """The package's long description (an index page renders it with no
+        repository beside it) is PACKAGE.md, which links nowhere relative and
+        shows no image from the checkout; README.md stays the repository's
+        landing page."""
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        self.assertEqual(project["readme"], "PACKAGE.md")
+        page = (ROOT / "PACKAGE.md").read_text()
+        self.assertEqual(relative_links(ROOT / "PACKAGE.md"), [])
+        self.assertNotIn("<img", page)
+        self.assertIn("docs/", page)
+
+
 class SnippetTests(SnippetTestCase):
     """The runnable snippets are complete: imports included, nothing
     assumed from the page around them (tests/doc_snippets.py runs them)."""
@@ -290,6 +305,12 @@ class SnippetTests(SnippetTestCase):
     def test_readme_runs_and_its_jobs_succeed(self) -> None:
         """The landing page's twenty lines are complete and work."""
         self.run_page("README.md")
+        self.assert_enqueued_jobs_succeed()
+        self.assertEqual(Job.objects.get().return_value, {"rows": 3})
+
+    def test_the_package_description_runs_and_its_jobs_succeed(self) -> None:
+        """The index page's example is the README's, complete and working."""
+        self.run_page("PACKAGE.md")
         self.assert_enqueued_jobs_succeed()
         self.assertEqual(Job.objects.get().return_value, {"rows": 3})
 

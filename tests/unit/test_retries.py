@@ -7,8 +7,9 @@ from datetime import timedelta
 from django.test import SimpleTestCase
 
 from robust_queue import retry
-from robust_queue.exceptions import ConfigurationError, ProcessExitError
-from robust_queue.retries import RetryPolicy, policy_for
+from robust_queue.exceptions import ConfigurationError, ProcessExitError, RetryPolicyError
+from robust_queue.retries import MAX_DELAY, RetryPolicy, policy_for
+from robust_queue.retries import retry_in as task_retry_in
 from testproject import control_tasks as ct
 from testproject import tasks
 
@@ -59,6 +60,42 @@ class PolicyTests(SimpleTestCase):
         self.assertIsNotNone(RetryPolicy().retry_in(ProcessExitError("gone"), 1))
 
 
+class BrokenBackoffTests(SimpleTestCase):
+    def test_a_backoff_that_raises_or_returns_no_delay_is_a_policy_error(self) -> None:
+        def raises(attempt: int) -> float:
+            raise ZeroDivisionError
+
+        cases: list[tuple[object, str]] = [
+            (raises, "raised ZeroDivisionError() for attempt 2"),
+            (lambda attempt: "soon", "returned 'soon' for attempt 2, not a timedelta"),
+            (lambda attempt: None, "returned None for attempt 2, not a timedelta"),
+            (lambda attempt: True, "returned True for attempt 2, not a timedelta"),
+            (lambda attempt: -1, "returned -1 for attempt 2, not a delay from 0 to 365 days"),
+            (lambda attempt: float("nan"), "returned nan for attempt 2, not a delay"),
+            (lambda attempt: 1e300, "returned 1e+300 for attempt 2, not a delay"),
+            (lambda attempt: MAX_DELAY * 2, "for attempt 2, not a delay from 0 to 365 days"),
+        ]
+        for backoff, message in cases:
+            policy = RetryPolicy(backoff=backoff)  # type: ignore[arg-type]
+            with self.subTest(message), self.assertRaisesMessage(RetryPolicyError, message):
+                policy.delay(2)
+
+    def test_a_fixed_wait_past_the_limit_is_a_policy_error(self) -> None:
+        policy = RetryPolicy(backoff="fixed", wait=timedelta(days=400))
+        with self.assertRaisesMessage(RetryPolicyError, "its fixed wait returned"):
+            policy.delay(1)
+
+    def test_an_exponential_wait_stays_within_the_limit(self) -> None:
+        policy = RetryPolicy(wait=timedelta(days=1), max_wait=timedelta.max, jitter=0)
+        self.assertEqual(policy.delay(100), MAX_DELAY)
+
+    def test_the_task_s_retry_decision_never_raises(self) -> None:
+        """A policy that cannot decide means no retry, logged with the task."""
+        with self.assertLogs("robust_queue.retries", "ERROR") as logs:
+            self.assertIsNone(task_retry_in(ct.backoff_raises, ValueError(), 1, job="abc"))
+        self.assertIn("Job abc of task testproject.control_tasks.backoff_raises", logs.output[0])
+
+
 class DecoratorTests(SimpleTestCase):
     def test_bad_policies_fail_at_decoration(self) -> None:
         cases = [
@@ -67,6 +104,8 @@ class DecoratorTests(SimpleTestCase):
             ({"attempts": "3"}, "'attempts' must be an integer"),
             ({"backoff": "linear"}, "'backoff' must be"),
             ({"wait": 3}, "'wait' must be a timedelta"),
+            ({"wait": timedelta(days=366)}, "'wait' must be a timedelta from 0 to 365 days"),
+            ({"max_wait": timedelta(-1)}, "'max_wait' must be a timedelta from 0 to 365 days"),
             ({"jitter": 2}, "'jitter' must be between 0 and 1"),
             ({"retry_on": ("ValueError",)}, "'retry_on' must be a tuple"),
         ]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
 from django.core.checks import CheckMessage
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import __version__, startup
@@ -47,17 +49,32 @@ class Command(BaseCommand):
         + "."
     )
 
+    # The program name a subcommand's usage shows (run_from_argv sets it).
+    _argv0 = "manage.py"
+
     def get_version(self) -> str:
         return __version__
 
+    def execute(self, *args: Any, **options: Any) -> str | None:
+        if options.get("subcommand"):
+            # The subcommand decides which checks it needs (health: none).
+            options["skip_checks"] = True
+        return super().execute(*args, **options)
+
     def run_from_argv(self, argv: list[str]) -> None:
+        self._argv0 = argv[0]
         if len(argv) > 2 and argv[2] in SUBCOMMANDS:
-            command = SUBCOMMANDS[argv[2]]()
-            command.run_from_argv([argv[0], f"robust_queue {argv[2]}", *argv[3:]])
+            _subcommand_from_argv(argv[0], argv[2], argv[3:])
             return
         super().run_from_argv(argv)
 
     def add_arguments(self, parser: CommandParser) -> None:
+        # `robust_queue -v 2 health` and call_command("robust_queue",
+        # "status") reach handle() with the subcommand's name and words.
+        parser.add_argument(
+            "subcommand", nargs="?", choices=list(SUBCOMMANDS), help=argparse.SUPPRESS
+        )
+        parser.add_argument("subcommand_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
         parser.add_argument(
             "--check",
             action="store_true",
@@ -71,6 +88,9 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, help="threads per worker")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["subcommand"]:
+            self._run_subcommand(options)
+            return
         try:
             config = build_config(options)
         except (ConfigurationError, TypeError, ValueError) as exc:
@@ -90,3 +110,28 @@ class Command(BaseCommand):
         errors = [startup.format_message(m) for m in messages if m.is_serious()]
         if errors:
             raise CommandError("Robust Queue cannot start:\n" + "\n".join(errors))
+
+    def _run_subcommand(self, options: dict[str, Any]) -> None:
+        """Run the subcommand as ``robust_queue NAME ...`` would, with the
+        options given before its name (``-v 2``, ``--no-color``)."""
+        name, words = options["subcommand"], list(options["subcommand_args"])
+        given = [f"--{key.replace('_', '-')}" for key in _SUPERVISOR_OPTIONS if options.get(key)]
+        if given:
+            raise CommandError(f"{', '.join(given)} does not go with the subcommand {name!r}.")
+        shared = [f"--verbosity={options['verbosity']}"]
+        shared += [f"--{flag}" for flag in _SHARED_FLAGS if options.get(flag.replace("-", "_"))]
+        if getattr(self, "_called_from_command_line", False):
+            _subcommand_from_argv(self._argv0, name, shared + words)
+            return
+        streams = {key: options[key] for key in ("stdout", "stderr") if options.get(key)}
+        call_command(SUBCOMMANDS[name](), *shared, *words, **streams)
+
+
+# The supervisor's own options: meaningless before a subcommand.
+_SUPERVISOR_OPTIONS = ("check", "only_work", "only_dispatch", "mode", "queues", "threads")
+# Django's own flags that a subcommand gets when given before its name.
+_SHARED_FLAGS = ("traceback", "no-color", "force-color")
+
+
+def _subcommand_from_argv(argv0: str, name: str, words: list[str]) -> None:
+    SUBCOMMANDS[name]().run_from_argv([argv0, f"robust_queue {name}", *words])

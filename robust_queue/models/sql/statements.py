@@ -162,10 +162,14 @@ class Statements:
         return self._return_value_field.get_db_prep_save(value, self.connection)
 
 
+# The claim's WHERE clause for one named queue (a dialect may rewrite it).
+ONE_QUEUE = "queue_name = %s"
+
+
 def queue_filter(queue_name: str | None, excluded: Sequence[str]) -> Statement:
     """The claim's WHERE clause: one queue, or every queue but ``excluded``."""
     if queue_name is not None:
-        return "queue_name = %s", [queue_name]
+        return ONE_QUEUE, [queue_name]
     if excluded:
         return f"queue_name NOT IN ({marks(excluded)})", list(excluded)
     return "1 = 1", []

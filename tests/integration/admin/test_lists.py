@@ -7,8 +7,10 @@ from unittest import mock
 from django.test import override_settings
 from django.urls import reverse
 
+from robust_queue.admin import masking
 from robust_queue.admin.counting import CappedPaginator
 from robust_queue.admin.pages import OL_BREADCRUMBS
+from robust_queue.models import FailedExecution, Job
 from testproject import tasks
 from tests.helpers import work_off
 from tests.integration.admin.base import AdminTestCase, changelist, job_url
@@ -80,6 +82,45 @@ class BreadcrumbTests(AdminTestCase):
 
 
 class ErrorSearchTests(AdminTestCase):
+    def test_with_masking_on_the_failed_list_searches_the_shown_message(self) -> None:
+        """Masking on (the default): a word of the error message is found."""
+        self.assertIs(masking.is_on(), True)
+        self.login(self.viewer)
+        response = self.client.get(changelist(state="failed", q="kapu"))
+        self.assertEqual([j.pk for j in response.context["cl"].result_list], [self.failed.pk])
+        response = self.client.get(changelist(state="failed", q="no-such-text"))
+        self.assertEqual(list(response.context["cl"].result_list), [])
+
+    def test_a_masked_secret_is_not_found_by_guessing_it(self) -> None:
+        """The message of a failure is searched as the list shows it: the
+        secret it masks matches nothing, the words around it still do."""
+        secret = Job.objects.get(
+            result_id=tasks.fail.enqueue("upstream said token=tok-s3cr3t-v4lue rejected").id
+        )
+        leaked = Job.objects.get(
+            result_id=tasks.echo.enqueue(password="hunter2-pw").id  # masked argument
+        )
+        work_off()
+        FailedExecution.objects.create(
+            job=leaked,
+            error={
+                "exception_class_path": "builtins.ValueError",
+                "traceback": "ValueError: login with hunter2-pw refused",
+            },
+        )
+        self.login(self.viewer)
+        for term, found in (
+            ("rejected", [secret.pk]),
+            ("refused", [leaked.pk]),
+            ("tok-s3cr3t", []),
+            ("S3CR3T-V4LUE", []),
+            ("hunter2", []),
+            ("token=", [secret.pk]),
+        ):
+            with self.subTest(term=term):
+                response = self.client.get(changelist(state="failed", q=term))
+                self.assertEqual([j.pk for j in response.context["cl"].result_list], found)
+
     @override_settings(ROBUST_QUEUE={"admin_mask": []})
     def test_the_failed_list_searches_error_text(self) -> None:
         self.login(self.viewer)
@@ -88,15 +129,18 @@ class ErrorSearchTests(AdminTestCase):
         response = self.client.get(changelist(state="failed", q="no-such-text"))
         self.assertEqual(list(response.context["cl"].result_list), [])
 
-    @override_settings(ROBUST_QUEUE={"admin_mask": []})
     def test_only_the_newest_failures_are_searched(self) -> None:
+        """Masking on or off, the error search reads the newest failures."""
         from robust_queue.admin import stats
 
         tasks.fail.enqueue("other")
         work_off()
         self.login(self.viewer)
-        response = self.client.get(changelist(state="failed", q="kapu"))
-        self.assertEqual([j.pk for j in response.context["cl"].result_list], [self.failed.pk])
-        with mock.patch.object(stats, "RECENT_FAILURES", 1):
-            response = self.client.get(changelist(state="failed", q="kapu"))
-        self.assertEqual(list(response.context["cl"].result_list), [])
+        for settings in ({"admin_mask": []}, {}):
+            with self.subTest(settings=settings), override_settings(ROBUST_QUEUE=settings):
+                response = self.client.get(changelist(state="failed", q="kapu"))
+                found = [j.pk for j in response.context["cl"].result_list]
+                self.assertEqual(found, [self.failed.pk])
+                with mock.patch.object(stats, "RECENT_FAILURES", 1):
+                    response = self.client.get(changelist(state="failed", q="kapu"))
+                self.assertEqual(list(response.context["cl"].result_list), [])

@@ -3,6 +3,7 @@ whether a live worker serves it."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from unittest import mock
 
@@ -61,6 +62,22 @@ class QueueTableTests(AdminTestCase):
         self.assertEqual(rows["reports"].status, "No worker")  # type: ignore[attr-defined]
         self.assertEqual(rows["reports"].workers, 0)  # type: ignore[attr-defined]
 
+    def test_ready_jobs_that_no_live_worker_polls_are_flagged_no_worker(self) -> None:
+        """A queue with ready jobs, a live worker polling other queues and a
+        dead one polling it: the table says "No worker" in its status and
+        its Workers column, not a bare dash."""
+        worker("w1", ["emails"], 3)
+        worker("dead", ["reports"], 3, age=timedelta(hours=1))
+        reports = self._rows()["reports"]
+        self.assertEqual((int(reports.size), reports.workers), (1, 0))  # type: ignore[attr-defined]
+        self.login(self.viewer)
+        page = self.client.get(reverse("admin:robust_queue_overview")).content.decode()
+        cells = _cells_of_queue(page, "reports")
+        self.assertEqual(cells[1], "No worker")
+        self.assertEqual(cells[2], "1")
+        self.assertEqual(cells[5], "no worker")
+        self.assertEqual(_cells_of_queue(page, "emails")[5], "1 · 0/3 threads busy")
+
     def test_a_prefix_or_star_selector_serves_a_queue(self) -> None:
         worker("w1", ["rep*"], 3)
         self.assertEqual(self._rows()["reports"].status, "Running")  # type: ignore[attr-defined]
@@ -86,6 +103,19 @@ class QueueTableTests(AdminTestCase):
         rows = self._rows()
         self.assertIn("default", rows)
         self.assertIn("slow", rows)
+
+
+def _row_of_queue(page: str, name: str) -> str:
+    """The HTML of ``name``'s row in the overview's queue table."""
+    table = page[page.index('id="rq-queues"') :]
+    row = next(r for r in table.split("<tr>") if f">{name}</a>" in r)
+    return row.split("</tr>")[0]
+
+
+def _cells_of_queue(page: str, name: str) -> list[str]:
+    """The text of each cell of ``name``'s row."""
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", _row_of_queue(page, name), re.S)
+    return [" ".join(re.sub(r"<[^>]+>", "", cell).split()) for cell in cells]
 
 
 class HumanUnitTests(AdminTestCase):

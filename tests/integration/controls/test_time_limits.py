@@ -164,6 +164,19 @@ class TimeLimitTests(TransactionTestCase):
         self.assertEqual(error_classes(result), [TIMEOUT, TIMEOUT])
         self.assertEqual(LedgerEntry.objects.filter(key="again").count(), 2)
 
+    @override_settings(ROBUST_QUEUE={"time_limit": 0.5, "interrupt_grace_period": 30})
+    def test_a_body_that_catches_the_interrupt_and_returns_still_times_out(self) -> None:
+        """Interrupted for its limit, it catches the interrupt and returns
+        within the grace period: FAILED with a TaskTimeoutError, its
+        return value dropped, the worker not told it hung."""
+        result = tasks.swallows_interrupt.enqueue("caught")
+        self.workers.run(result)
+        wait_until(lambda: ended(result), timeout=10)
+        fetched = tasks.swallows_interrupt.get_result(result.id)
+        self.assertEqual(fetched.status, TaskResultStatus.FAILED)
+        self.assertEqual(error_classes(result), [TIMEOUT])
+        self.assertEqual(self.workers.hung, [])
+
     @override_settings(ROBUST_QUEUE={"interrupt_grace_period": 0.3})
     def test_a_body_that_swallows_the_interrupt_is_reported_hung(self) -> None:
         """The soft path failed: the worker is told (it then exits)."""
@@ -201,4 +214,18 @@ class CancelRunningTests(TransactionTestCase):
         wait_until(lambda: ended(result), timeout=10)
         self.assertEqual(error_classes(result), [CANCELLED])
         self.assertIs(LedgerEntry.objects.filter(key="deaf:end").exists(), False)
+        self.assertEqual(self.workers.hung, [])
+
+    @override_settings(ROBUST_QUEUE={"cancel_grace_period": 0.3, "interrupt_grace_period": 30})
+    def test_a_body_that_catches_the_cancel_interrupt_and_returns_ends_cancelled(self) -> None:
+        """Interrupted for a cancel, it catches the interrupt and returns:
+        FAILED with a JobCancelledError, not SUCCESSFUL."""
+        result = tasks.swallows_interrupt.enqueue("shrug")
+        self.workers.run(result)
+        wait_until(lambda: LedgerEntry.objects.filter(key="shrug:start").exists())
+        self.assertEqual(Job.objects.get(result_id=result.id).cancel().value, "requested")
+        wait_until(lambda: ended(result), timeout=10)
+        fetched = tasks.swallows_interrupt.get_result(result.id)
+        self.assertEqual(fetched.status, TaskResultStatus.FAILED)
+        self.assertEqual(error_classes(result), [CANCELLED])
         self.assertEqual(self.workers.hung, [])

@@ -158,19 +158,6 @@ class ExitedChildTests(TestCase):
         self.assertEqual(list(Process.objects.filter(supervisor=self.supervisor)), [sibling])
         self.assertEqual(ClaimedExecution.objects.get().process_id, sibling.pk)
 
-    def test_a_reused_pid_only_reaches_rows_registered_before_the_exit(self) -> None:
-        """A new child with the exited one's pid keeps its row and claims."""
-        old = register("old", pid=300, supervisor=self.supervisor)
-        Process.objects.filter(pk=old.pk).update(created_at=timezone.now() - HOUR_AGO)
-        exited_at = timezone.now() - timedelta(minutes=1)
-        new = register("new", pid=300, supervisor=self.supervisor)
-        claimed_by(new)
-        rows = self.supervisor.supervisees_with_pid(300, before=exited_at)
-        self.assertEqual(list(rows), [old])
-        rows.fail_all_claims("exited with code 1")
-        self.assertEqual(list(self.supervisor.supervisees.all()), [new])
-        self.assertEqual(ClaimedExecution.objects.get().process_id, new.pk)
-
     def test_a_child_of_another_supervisor_with_the_same_pid_is_not_touched(self) -> None:
         other = register("s2", kind=ProcessKind.SUPERVISOR, pid=2, hostname="host-b")
         theirs = register("w", pid=400, supervisor=other)

@@ -91,3 +91,52 @@ class RetryFailedTests(TransactionTestCase):
         self.assertEqual(run("robust_queue_retry_failed"), "Retried 2 failed job(s).\n")
         self.assertEqual(ReadyExecution.objects.count(), 3)
         self.assertEqual(Job.objects.count(), 3)
+
+
+class SubcommandDispatchTests(TransactionTestCase):
+    """``call_command("robust_queue", NAME, ...)`` runs NAME's command, as
+    ``manage.py robust_queue NAME ...`` does."""
+
+    def test_each_subcommand_runs_through_call_command(self) -> None:
+        tasks.fail.enqueue("kaput")
+        work_off()
+        waiting = tasks.report.enqueue(1)
+        self.assertRegex(run("robust_queue", "status"), r"Queues[\s\S]*reports\s+1")
+        self.assertEqual(run("robust_queue", "pause", "mail"), "Queue 'mail' paused.\n")
+        self.assertIs(Pause.objects.filter(queue_name="mail").exists(), True)
+        self.assertEqual(run("robust_queue", "resume", "mail"), "Queue 'mail' resumed.\n")
+        self.assertEqual(
+            run("robust_queue", "retry-failed", "--dry-run"), "Would retry 1 failed job(s).\n"
+        )
+        self.assertIn(
+            'robust_queue_jobs{queue="reports",state="ready"} 1', run("robust_queue", "metrics")
+        )
+        self.assertEqual(run("robust_queue", "cancel", waiting.id), f"{waiting.id}: cancelled\n")
+        self.assertEqual(
+            run("robust_queue", "clear", "--dry-run"),
+            "Would delete 0 finished and 0 failed job(s).\n",
+        )
+
+    def test_health_runs_with_options_before_and_after_its_name(self) -> None:
+        """``robust_queue -v 2 health --json``: exits as health does (0
+        here: no supervisor required, no ready job unserved)."""
+        for args in (("health",), ("-v", "2", "health"), ("--verbosity=0", "health", "-v", "3")):
+            out = StringIO()
+            with self.subTest(args=args), self.assertRaises(SystemExit) as done:
+                call_command("robust_queue", *args, "--skip-supervisor", "--json", stdout=out)
+            self.assertEqual(done.exception.code, 0, out.getvalue())
+            self.assertIn('"healthy": true', out.getvalue())
+
+    def test_an_unknown_subcommand_is_a_clear_error(self) -> None:
+        with self.assertRaisesMessage(CommandError, "invalid choice: 'stauts'"):
+            run("robust_queue", "stauts")
+
+    def test_supervisor_options_before_a_subcommand_are_refused(self) -> None:
+        with self.assertRaisesMessage(
+            CommandError, "--check, --mode does not go with the subcommand 'status'."
+        ):
+            run("robust_queue", "--check", "--mode", "thread", "status")
+
+    def test_a_subcommands_bad_option_is_its_own_error(self) -> None:
+        with self.assertRaisesMessage(CommandError, "argument --max-latency: must be a duration"):
+            run("robust_queue", "health", "--max-latency", "soon")

@@ -93,10 +93,33 @@ class RunnableTests(TransactionTestCase):
         assert runnable.heartbeat is not None
         self.assertEqual(runnable.heartbeat.outages, 1)
 
-    def test_any_other_error_ends_the_process_after_shutdown(self) -> None:
-        with self.assertRaisesMessage(ValueError, "bug"):
-            self.run_rounds([ValueError("bug"), 0])
-        self.assertFalse(Process.objects.filter(kind="worker").exists())
+    def test_any_other_error_in_a_round_is_logged_and_the_loop_goes_on(self) -> None:
+        """A bug or a row the code cannot read does not end the process."""
+        with self.assertLogs(base.logger, "ERROR") as logs:
+            runnable = self.run_rounds([ValueError("bug"), 0])
+        self.assertEqual(runnable.events, ["boot", "round", "shutdown"])
+        [line] = logs.output
+        self.assertIn("a round failed; going on", line)
+        self.assertIn("ValueError: bug", line)
+
+    def test_a_repeated_error_is_logged_once_and_its_pause_doubles(self) -> None:
+        """The traceback is logged when the error first appears, not for
+        every round it repeats in; a round that works ends the streak, and
+        a different error is logged again."""
+        runnable = Rounds([ValueError("bug"), ValueError("bug"), ValueError("bug"), 0])
+        runnable.rounds += [ValueError("bug"), TypeError("other"), 0]
+        self.addCleanup(runnable.wakeup.close)
+        runnable._boot()
+        self.addCleanup(runnable._shutdown)
+        with self.assertLogs(base.logger, "ERROR") as logs:
+            pauses = [runnable._run_once_safely() for _ in range(7)]
+        self.assertEqual(pauses, [1.0, 2.0, 4.0, 0.0, 1.0, 1.0, 0.0])
+        self.assertEqual(
+            [line.splitlines()[-1] for line in logs.output],
+            ["ValueError: bug", "ValueError: bug", "TypeError: other"],
+        )
+        assert runnable.process is not None
+        self.assertTrue(Process.objects.filter(pk=runnable.process.pk).exists())
 
     def test_a_process_whose_parent_is_gone_stops(self) -> None:
         with self.assertLogs(base.logger, "WARNING") as logs:

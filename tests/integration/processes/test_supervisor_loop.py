@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from itertools import count
+from typing import Any
 from unittest import mock
 
 from django.test import TestCase
@@ -21,7 +23,8 @@ from robust_queue.config import (
     SupervisorConfig,
     WorkerConfig,
 )
-from robust_queue.models import FailedExecution, Job, Process, ProcessKind
+from robust_queue.models import ClaimedExecution, FailedExecution, Job, Process, ProcessKind
+from robust_queue.processes import maintenance
 from robust_queue.processes import supervisor as supervisor_module
 from robust_queue.processes.children import Child, Role
 from robust_queue.processes.supervisor import KILLED, Supervisor
@@ -336,3 +339,104 @@ class LostRegistrationTests(SupervisorLoopTestCase):
         self.assertNotEqual(supervisor.process.pk, old_pk)
         supervised = Process.objects.filter(pk__in=children, supervisor_id=supervisor.process.pk)
         self.assertEqual(supervised.count(), 3)
+
+
+def unfailable_claim(test: TestCase, process: Process) -> tuple[str, int, Callable[[], object]]:
+    """A job claimed by ``process`` whose claim the code cannot fail: for
+    this job, ``ClaimedExecution.fail`` raises a ``RuntimeError`` (a bug,
+    not the database's error) until the returned ``repair`` is called.
+    Its result id, claim pk, and ``repair``."""
+    result = tasks.add.enqueue(1, 2)
+    [claimed] = claim(1, process=process)
+    job_id = claimed.job_id
+    real_fail = ClaimedExecution.fail
+
+    def fail(self: ClaimedExecution, *args: Any, **kwargs: Any) -> bool:
+        if self.job_id == job_id:
+            raise RuntimeError(f"test fault: the claim of job {job_id} cannot be failed")
+        return real_fail(self, *args, **kwargs)
+
+    patch = mock.patch.object(ClaimedExecution, "fail", fail)
+    patch.start()
+    test.addCleanup(patch.stop)
+    return result.id, claimed.pk, patch.stop
+
+
+def failed_with(result_id: str) -> str:
+    return str(Job.objects.get(result_id=result_id).errors[-1]["exception_class_path"])
+
+
+class BadRowTests(SupervisorLoopTestCase):
+    """One row the code cannot handle never stops the supervisor, nor the
+    upkeep of the other rows; it is logged once, with the row it concerns."""
+
+    def stale(self, process: Process) -> None:
+        Process.objects.filter(pk=process.pk).update(
+            last_heartbeat_at=timezone.now() - timedelta(hours=1)
+        )
+
+    def test_boot_goes_on_past_an_orphaned_claim_it_cannot_fail(self) -> None:
+        gone = Process.objects.register(kind=ProcessKind.WORKER, name="gone", pid=1)
+        _, bad_claim, _ = unfailable_claim(self, gone)
+        good = tasks.add.enqueue(3, 4)
+        claim(1, process=gone)
+        Process.objects.filter(pk=gone.pk).delete()
+        with self.assertLogs(maintenance.logger, "ERROR") as logs:
+            supervisor = self.boot()
+        self.assertEqual(len(supervisor.children), 3)
+        self.assertEqual(failed_with(good.id), "robust_queue.exceptions.ProcessMissingError")
+        self.assertTrue(ClaimedExecution.objects.filter(pk=bad_claim).exists())
+        [line] = logs.output
+        self.assertIn(f"Failing claim {bad_claim} of job", line)
+        self.assertIn("RuntimeError: test fault", line)
+
+    def test_a_dead_child_whose_claim_cannot_be_failed_is_still_replaced(self) -> None:
+        """The exit record is logged and dropped (no retry every tick); the
+        child's row stays for pruning, which fails the other claims."""
+        supervisor = self.boot()
+        dead = self.fakes(supervisor)[0]
+        unfailable_claim(self, dead.process)
+        dead.die("was killed by signal SIGKILL")
+        with self.assertLogs(maintenance.logger, "ERROR") as logs:
+            supervisor._tick()
+        [line] = logs.output
+        self.assertIn(f"Recording the exit of {dead} failed; dropped", line)
+        self.assertEqual(len(supervisor.backlog), 0)
+        [(_, role, failures)] = supervisor.pending
+        self.assertEqual((role, failures), (dead.role, 1))
+        supervisor.pending[0] = (time.monotonic(), role, failures)
+        with self.assertNoLogs(maintenance.logger, "ERROR"):
+            supervisor._tick()
+        self.assertEqual(len(supervisor.children), 3)
+        self.assertTrue(Process.objects.filter(pk=dead.process.pk).exists())
+
+    def test_pruning_goes_on_past_a_process_it_cannot_prune(self) -> None:
+        """Each stale process is pruned on its own; the claim that could not
+        be failed is an orphan, logged once by the sweep however often it
+        runs, and failed once the fault is gone."""
+        supervisor = self.boot()
+        assert supervisor.heartbeat is not None
+        supervisor.heartbeat.report._healthy_since = (
+            time.monotonic() - supervisor.config.alive_threshold
+        )
+        supervisor.orphans.settle = 0
+        broken = Process.objects.register(kind=ProcessKind.WORKER, name="broken", pid=7)
+        bad_id, bad_claim, repair = unfailable_claim(self, broken)
+        fine = Process.objects.register(kind=ProcessKind.WORKER, name="fine", pid=8)
+        good = tasks.add.enqueue(3, 4)
+        claim(1, process=fine)
+        self.stale(broken)
+        self.stale(fine)
+        with self.assertLogs(maintenance.logger, "ERROR") as logs:
+            supervisor._prune()
+            supervisor._prune()
+            supervisor._prune()
+        self.assertFalse(Process.objects.filter(pk__in=[broken.pk, fine.pk]).exists())
+        self.assertEqual(failed_with(good.id), "robust_queue.exceptions.ProcessPrunedError")
+        self.assertTrue(ClaimedExecution.objects.filter(pk=bad_claim).exists())
+        self.assertEqual(len(logs.output), 2, logs.output)
+        self.assertIn(f"Pruning worker broken (row {broken.pk}, pid 7", logs.output[0])
+        self.assertIn(f"Failing claim {bad_claim} of job", logs.output[1])
+        repair()
+        supervisor._prune()
+        self.assertEqual(failed_with(bad_id), "robust_queue.exceptions.ProcessMissingError")

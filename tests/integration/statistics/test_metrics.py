@@ -16,7 +16,7 @@ from robust_queue.management.commands.robust_queue import SUBCOMMANDS
 from robust_queue.management.commands.robust_queue_metrics import Command as MetricsCommand
 from robust_queue.metrics.collect import collect
 from robust_queue.metrics.exposition import render
-from robust_queue.models import Process, ProcessKind
+from robust_queue.models import Process, ProcessKind, ReadyExecution
 from testproject import tasks
 from tests.helpers import claim, work_off
 
@@ -168,3 +168,53 @@ class MetricsContentTests(TestCase):
         """``manage.py robust_queue metrics`` (run_from_argv closes the test's
         connections, so the routing is checked, not a second run)."""
         self.assertIs(SUBCOMMANDS["metrics"], MetricsCommand)
+
+
+class PerQueueReadyTests(TestCase):
+    """Ready counts and latency are read per queue, each count capped on
+    its own: a small queue behind a big one is counted and timed."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        for n in range(5):
+            tasks.add.using(queue_name="bulk").enqueue(n, n)
+        tasks.add.using(queue_name="mail").enqueue(1, 1)
+        tasks.add.using(queue_name="idle").using(
+            run_after=timezone.now() + timedelta(hours=1)
+        ).enqueue(1, 1)
+
+    def test_a_small_queue_behind_a_big_one_gets_a_count_and_a_latency(self) -> None:
+        text = render(collect("default", cap=3))
+        self.assertEqual(sample(text, 'robust_queue_jobs{queue="bulk",state="ready"}'), 3)
+        self.assertEqual(
+            sample(text, 'robust_queue_jobs_count_capped{queue="bulk",state="ready"}'), 1
+        )
+        self.assertEqual(sample(text, 'robust_queue_jobs{queue="mail",state="ready"}'), 1)
+        self.assertEqual(
+            sample(text, 'robust_queue_jobs_count_capped{queue="mail",state="ready"}'), 0
+        )
+        for queue in ("bulk", "mail"):
+            with self.subTest(queue=queue):
+                latency = sample(text, f'robust_queue_queue_latency_seconds{{queue="{queue}"}}')
+                self.assertGreaterEqual(latency, 0)
+        self.assertEqual(sample(text, 'robust_queue_jobs_capped{state="ready"}'), 1)
+
+    def test_a_known_queue_without_ready_jobs_reads_zero(self) -> None:
+        """A queue known from its scheduled job: 0 ready, latency 0."""
+        text = render(collect("default"))
+        self.assertEqual(sample(text, 'robust_queue_jobs{queue="idle",state="ready"}'), 0)
+        self.assertEqual(sample(text, 'robust_queue_queue_latency_seconds{queue="idle"}'), 0)
+        self.assertEqual(
+            sample(text, 'robust_queue_jobs_count_capped{queue="bulk",state="ready"}'), 0
+        )
+
+    def test_the_latency_is_the_oldest_ready_jobs_age(self) -> None:
+        """By the database's clock: a job made ready an hour ago reads ~3600 s."""
+        ReadyExecution.objects.filter(job__queue_name="mail").update(
+            created_at=timezone.now() - timedelta(hours=1)
+        )
+        latency = sample(
+            render(collect("default")), 'robust_queue_queue_latency_seconds{queue="mail"}'
+        )
+        self.assertGreater(latency, 3500)
+        self.assertLess(latency, 3700)

@@ -73,3 +73,15 @@ class BacklogTests(SimpleTestCase):
         self.add("b", LOCKED)
         self.backlog.flush()
         self.assertEqual(self.locks, [LOCKED, LOCKED])
+
+    def test_a_record_that_fails_otherwise_is_logged_and_dropped(self) -> None:
+        """A row the code cannot handle is no outage: the others run, and the
+        record is not tried every tick (pruning fails what it left)."""
+        self.backlog.add(Record("a", self.ran, ValueError("bad row")), "Recording the exit of w1")  # type: ignore[arg-type]
+        self.add("b")
+        with self.assertLogs("robust_queue.processes.maintenance", "ERROR") as logs:
+            self.assertIs(self.backlog.flush(), True)
+        self.assertEqual((self.ran, len(self.backlog), self.errors), (["b"], 0, []))
+        [line] = logs.output
+        self.assertIn("Recording the exit of w1 failed; dropped", line)
+        self.assertIn("ValueError: bad row", line)

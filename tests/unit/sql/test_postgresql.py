@@ -18,15 +18,28 @@ class PostgreSQLStatementTests(SimpleTestCase):
 
     def test_the_claim_is_one_statement_in_claim_order(self) -> None:
         """Lock (skipping locked rows), move and stamp in one statement."""
-        sql, params = self.dialect.claim_in_one(3, ("queue_name = %s", ["mail"]), 7, "w-1", NOW)
+        sql, params = self.dialect.claim_in_one(3, queue_filter(None, ["a"]), 7, "w-1", NOW)
         self.assertIn(
-            'SELECT id FROM "robust_queue_ready_execution" WHERE queue_name = %s\n'
+            'SELECT id FROM "robust_queue_ready_execution" WHERE queue_name NOT IN (%s)\n'
             "    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
             sql,
         )
         self.assertIn("jsonb_build_array(%s::text)", sql)
         self.assertTrue(sql.rstrip().endswith("RETURNING job.*, claimed.id AS claim_id"))
-        self.assertEqual(params, ["mail", 3, 7, NOW, NOW, NOW, "w-1"])
+        self.assertEqual(params, ["a", 3, 7, NOW, NOW, NOW, "w-1"])
+
+    def test_a_named_queue_is_claimed_in_the_order_of_its_own_index(self) -> None:
+        """One queue is a range of one name ordered by the name first, so
+        that only (queue_name, priority DESC, job_id) yields it in order."""
+        where, params = queue_filter("mail", [])
+        queue = (f"{where} AND NOT EXISTS (SELECT 1 FROM p)", params)
+        sql, params = self.dialect.claim_in_one(3, queue, 7, "w-1", NOW)
+        self.assertIn(
+            "WHERE queue_name >= %s AND queue_name <= %s AND NOT EXISTS (SELECT 1 FROM p)\n"
+            "    ORDER BY queue_name, priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            sql,
+        )
+        self.assertEqual(params, ["mail", "mail", 3, 7, NOW, NOW, NOW, "w-1"])
 
     def test_the_finish_is_fenced_by_the_claims_delete(self) -> None:
         sql, params = self.dialect.finish_in_one(11, NOW, {"a": 1})
