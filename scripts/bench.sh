@@ -10,6 +10,16 @@ for db in ${DBS:-postgresql mariadb sqlite}; do
     "$venv/bin/python" -m bench.drain "$db"
     "$venv/bin/python" -m bench.worker_cpu "$db"
 done
+# Claim cost at 100k-1M ready jobs against 10k, and while a dispatcher
+# moves 100k due scheduled jobs.
+for db in postgresql mariadb; do
+    "$venv/bin/python" -m bench.backlog "$db" --plans
+    "$venv/bin/python" -m bench.dispatch_stall "$db"
+done
+"$venv/bin/python" -m bench.named_queue_skew
+# I/O-bound jobs (20 ms sleep) by worker shape.
+"$venv/bin/python" -m bench.drain postgresql --jobs 8000 --sleep-ms 20 \
+    --shapes 2x4,2x8,2x16,2x16,2x8,2x4 --no-latency
 # What MariaDB's claim and finish statements cost without Django.
 "$venv/bin/python" -m bench.mariadb_floor --batch 1
 "$venv/bin/python" -m bench.mariadb_floor --batch 3
