@@ -29,7 +29,8 @@ def record(
     about: Model | None = None,
 ) -> None:
     """Write one entry (``job`` is the job acted on, if only one; ``about``
-    another object acted on, such as a recurring task)."""
+    another object acted on, such as a recurring task; ``deleted`` for a
+    discard, which Django's admin shows as a deletion)."""
     logger.info("Admin action by user %s: %s", user_id, message)
     if user_id is None:
         return
@@ -45,9 +46,11 @@ def record(
     )
 
 
-def record_each(user_id: int | None, jobs: list[tuple[int, str]], message: str) -> None:
+def record_each(
+    user_id: int | None, jobs: list[tuple[int, str]], message: str, deleted: bool = False
+) -> None:
     """One entry per job of a small bulk action (``(pk, task_path)`` each),
-    so each job's page lists it; one INSERT."""
+    so each job's page lists it; one INSERT. A discard is a deletion."""
     if user_id is None or not jobs:
         return
     content_type = ContentType.objects.get_for_model(Job)
@@ -57,7 +60,7 @@ def record_each(user_id: int | None, jobs: list[tuple[int, str]], message: str) 
             content_type=content_type,
             object_id=str(pk),
             object_repr=f"Job #{pk} ({task_path})"[:REPR_MAX],
-            action_flag=CHANGE,
+            action_flag=DELETION if deleted else CHANGE,
             change_message=message,
         )
         for pk, task_path in jobs

@@ -74,8 +74,11 @@ def _report(
     if outcome.skipped:
         message += f" {number(outcome.skipped)} skipped (state changed, or locked by a worker)."
     # A small action is findable from each job's page too.
-    audit.record_each(request.user.pk, each, f"{verb.label} (bulk action): {message}")
-    audit.record(request.user.pk, message)
+    deleted = verb.name == "discard"
+    audit.record_each(
+        request.user.pk, each, f"{verb.label} (bulk action): {message}", deleted=deleted
+    )
+    audit.record(request.user.pk, message, deleted=deleted)
     model_admin.message_user(
         request, message, messages.SUCCESS if outcome.changed else messages.WARNING
     )

@@ -72,7 +72,7 @@ def bulk_operation(
 
     outcome = VERBS[verb].run(jobs, progress=progress)
     message = f"{VERBS[verb].done} {outcome.changed:,} of {outcome.total:,} job(s) on the queue."
-    audit.record(user_id, message)
+    audit.record(user_id, message, deleted=verb == "discard")
     return {"changed": outcome.changed, "done": outcome.total, "counted": count}
 
 

@@ -69,11 +69,10 @@ def overview_view(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse
     return view
 
 
-def _top_tasks(using: str) -> list[tuple[str, str, task_stats.TaskFigures]]:
-    """(path, short name, figures) of the busiest tasks of the last hour."""
-    return [
-        (path, path.rpartition(".")[2], figures) for path, figures in task_stats.top_tasks(using)
-    ]
+def _top_tasks(using: str) -> list[tuple[str, str, list[tuple[str, task_stats.TaskFigures]]]]:
+    """(path, short name, figures per window) of the busiest tasks of the
+    last day, with their last hour's figures too."""
+    return [(path, path.rpartition(".")[2], windows) for path, windows in task_stats.busiest(using)]
 
 
 def queue_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:

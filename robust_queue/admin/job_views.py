@@ -18,6 +18,7 @@ from django.http import (
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from ..exceptions import UndiscardableError
@@ -26,6 +27,7 @@ from . import (
     audit,
     display,
     job_cancel,
+    job_durations,
     masking,
     operations,
     pages,
@@ -56,6 +58,7 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
     state = display.state_of(job)
     worker_ids = display.worker_ids(job)
     attempts = attempts_of(job, shown.errors, state)
+    now = timezone.now()
     context = {
         **pages.context(
             model_admin,
@@ -71,6 +74,8 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
         "attempt_errors": labelled_errors(shown.errors, worker_ids),
         "attempts": attempts,
         "timeline": timeline(job, attempts),
+        "waited": job_durations.waited(job, state, now),
+        "ran_for": job_durations.ran_for(job, state, attempts, now),
         "unrecorded_attempts": any(
             a.outcome != "running" and (a.started is None or a.ended is None) for a in attempts
         ),

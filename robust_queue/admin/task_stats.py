@@ -101,6 +101,37 @@ def top_tasks(
     return [(row["task_path"], _figures(window, row)) for row in rows]
 
 
+def busiest(using: str, limit: int = TOP_TASKS) -> list[tuple[str, list[tuple[str, TaskFigures]]]]:
+    """The ``limit`` tasks with the most attempts over the longest of
+    ``WINDOWS``, each with its figures over every window, as ``figures``."""
+    (*shorter, (longest_label, longest)) = WINDOWS
+    tasks = top_tasks(using, longest, limit)
+    paths = [path for path, _ in tasks]
+    by_window = [(label, window, _by_task(using, window, paths)) for label, window in shorter]
+    rows = []
+    for path, figures in tasks:
+        windows = [
+            (label, found.get(path, TaskFigures(window))) for label, window, found in by_window
+        ]
+        rows.append((path, [*windows, (longest_label, figures)]))
+    return rows
+
+
+def _by_task(using: str, window: timedelta, paths: list[str]) -> dict[str, TaskFigures]:
+    """The figures over ``window`` of each of ``paths`` that has any."""
+    if not paths:
+        return {}
+    rows = (
+        Statistic.objects.using(using)
+        .minutes()
+        .filter(minute__gte=timezone.now() - window, task_path__in=paths)
+        .values("task_path")
+        .annotate(**_sums())
+        .order_by("task_path")
+    )
+    return {row["task_path"]: _figures(window, row) for row in rows}
+
+
 def quantile(counts: tuple[int, ...], q: float) -> float | None:
     """The ``q`` quantile (seconds) of a histogram; None past the last bound.
 

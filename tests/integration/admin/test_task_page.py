@@ -113,7 +113,7 @@ class TaskPageTests(AdminTestCase):
             task_path="testproject.tasks.report",
         )
         page = self.client.get(reverse("admin:robust_queue_overview"))
-        top = [(path, figures.attempts) for path, _, figures in page.context["top_tasks"]]
+        top = [(path, windows[0][1].attempts) for path, _, windows in page.context["top_tasks"]]
         self.assertEqual(top, [(TASK, 100), ("testproject.tasks.report", 5)])
         self.assertContains(page, f'href="{task_page.url(TASK)}"')
 
