@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+from django.db.models import F
 from django.utils import timezone
 
 from robust_queue.models import (
@@ -54,7 +55,14 @@ def _spread_over_last_day() -> None:
     now = timezone.now()
     for job in Job.objects.filter(finished_at__isnull=False):
         minutes = rng.choice([rng.randint(0, 59), rng.randint(60, 60 * 23)])
-        Job.objects.filter(pk=job.pk).update(finished_at=now - timedelta(minutes=minutes))
+        # Every time of the job moves with it: it waited and ran as long.
+        shift = now - timedelta(minutes=minutes) - job.finished_at
+        Job.objects.filter(pk=job.pk).update(
+            **{
+                field: F(field) + shift
+                for field in ("enqueued_at", "started_at", "last_attempted_at", "finished_at")
+            }
+        )
     for failed in FailedExecution.objects.all():
         FailedExecution.objects.filter(pk=failed.pk).update(
             created_at=now - timedelta(minutes=rng.randint(0, 600))

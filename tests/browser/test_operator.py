@@ -73,6 +73,29 @@ class OperatorBrowserTests(BrowserTestCase):
         self._go(f"{JOBS}?state=blocked")
         self._shot("blocked-list-1440")
 
+    def test_the_overview_s_task_figures_and_the_job_page_fit_at_1440_px(self) -> None:
+        self.page.set_viewport_size({"width": 1440, "height": 900})
+        self._go(f"{JOBS}overview/")
+        self.assertLessEqual(self.page.evaluate(OVERFLOW), 1440)
+        table = self.page.locator("#rq-top-tasks")
+        head = table.locator("thead").inner_text().lower()
+        for text in ("throughput", "failure rate", "run p50", "run p95", "wait p50", "wait p95"):
+            self.assertIn(text, head)
+        windows = table.locator("tbody td:nth-of-type(1)").all_inner_texts()
+        self.assertIn("Last hour", windows)
+        self.assertIn("Last day", windows)
+        # The whole table shows: no scrolling inside its box either.
+        inner, box = table.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        self.assertLessEqual(inner, box)
+        self._shot("overview-1440")
+        job = Job.objects.filter(finished_at__isnull=False, started_at__isnull=False).first()
+        assert job is not None
+        self._go(f"{JOBS}{job.pk}/change/")
+        self.assertLessEqual(self.page.evaluate(OVERFLOW), 1440)
+        self.assertRegex(self.page.locator("#rq-job-waited").inner_text(), r"^\d+ (ms|s|min)")
+        self.assertRegex(self.page.locator("#rq-job-ran-for").inner_text(), r"^\d+ (ms|s|min)")
+        self._shot("job-1440")
+
     def test_no_facet_link_and_a_typed_facets_parameter_is_harmless(self) -> None:
         for path in (JOBS, f"{JOBS}?state=failed", f"{JOBS}?state=finished"):
             with self.subTest(path=path):
