@@ -5,6 +5,7 @@ database)."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 from django.test import TestCase
 
@@ -39,12 +40,17 @@ class PerformBoundaryTests(TestCase):
         return calls
 
     def test_a_row_that_cannot_be_read_back_fails_before_the_body(self) -> None:
-        """``worker_ids`` edited to a number: the running result cannot be
-        built. The job fails with DeserializationError (it used to raise
-        out of perform() and stay claimed, then go back to ready at every
-        shutdown); the body never runs."""
-        claimed, result_id = claimed_with(worker_ids=5)
-        self.assertEqual(self.perform(claimed), ["outcome", "recorded"])
+        """A row whose running result cannot be built (every column the
+        code knows of is read leniently today, so the failure is injected
+        where a future column could raise): the job fails with
+        DeserializationError instead of raising out of perform() and
+        staying claimed; the body never runs."""
+        claimed, result_id = claimed_with()
+        unreadable = mock.patch(
+            "robust_queue.performing.build_result", side_effect=TypeError("unreadable column")
+        )
+        with unreadable:
+            self.assertEqual(self.perform(claimed), ["outcome", "recorded"])
         job = Job.objects.with_executions().get(result_id=result_id)
         self.assertEqual(job.state, JobState.FAILED)
         [error] = job.errors
