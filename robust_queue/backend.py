@@ -86,7 +86,12 @@ class RobustQueueBackend(BaseTaskBackend):
         concurrency limit discarded gets a FAILED result. ``task_enqueued``
         is sent for the jobs written.
         """
-        return self._write([self._prepare(task, args, kwargs) for task, args, kwargs in calls])
+        # Each distinct task is checked once per call, not once per job;
+        # kept here so that no id is reused while the call runs.
+        checked: dict[int, Task[..., Any]] = {}
+        return self._write(
+            [self._prepare(task, args, kwargs, checked=checked) for task, args, kwargs in calls]
+        )
 
     def enqueue_once(
         self, task: Task[..., Any], key: str, args: Sequence[Any], kwargs: Mapping[str, Any]
@@ -175,15 +180,12 @@ class RobustQueueBackend(BaseTaskBackend):
         args: Sequence[Any],
         kwargs: Mapping[str, Any],
         once_key: str | None = None,
+        checked: dict[int, Task[..., Any]] | None = None,
     ) -> Prepared:
-        if not isinstance(task, Task):
-            raise InvalidTask(f"{task!r} is not a Task.")
-        if task.backend != self.alias:
-            raise InvalidTask(
-                f"Task {task.module_path} uses backend {task.backend!r}, not {self.alias!r}."
-            )
-        self.validate_task(task)
-        registry.check_enqueue(task)
+        if checked is None or checked.get(id(task)) is not task:
+            self._check_task(task)
+            if checked is not None:
+                checked[id(task)] = task
         arguments = encode_arguments(args, kwargs)
         key = concurrency_key(task, args, kwargs)
         self._check_size(task, arguments)
@@ -221,6 +223,17 @@ class RobustQueueBackend(BaseTaskBackend):
                 f"backend {scope.backend_alias!r}."
             )
         return scope.batch_pk
+
+    def _check_task(self, task: Task[..., Any]) -> None:
+        """Refuse a task this backend cannot enqueue (``InvalidTask``)."""
+        if not isinstance(task, Task):
+            raise InvalidTask(f"{task!r} is not a Task.")
+        if task.backend != self.alias:
+            raise InvalidTask(
+                f"Task {task.module_path} uses backend {task.backend!r}, not {self.alias!r}."
+            )
+        self.validate_task(task)
+        registry.check_enqueue(task)
 
     def _check_size(self, task: Task[..., Any], arguments: Mapping[str, Any]) -> None:
         size = encoded_size(arguments)

@@ -8,12 +8,15 @@ queues that got ready jobs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
+from functools import cached_property, partial
 from threading import Event
 from typing import Any, ClassVar, cast
 
 from django.apps import apps
+from django.db.models import Field, JSONField
 from django.db.models.sql import InsertQuery
 
 from .base import ClaimedRows, Dialect
@@ -154,10 +157,44 @@ class PostgreSQLDialect(Dialect):
 
     def enqueue_ready(self, jobs: Sequence[Any], now: datetime) -> Statement:
         """Insert ``jobs``, make them ready, notify; returns (result id, job
-        id) rows."""
-        job = apps.get_model("robust_queue", "Job")
-        query = InsertQuery(job)
-        query.insert_values([f for f in job._meta.concrete_fields if not f.primary_key], list(jobs))
+        id) rows.
+
+        Many jobs: one array per column (``unnest``), built here rather
+        than by Django's insert compiler, JSON columns as text dumped once
+        per value, the statement made once per connection. One job: the
+        compiler's single VALUES row, which a single enqueue sends faster.
+        """
+        if len(jobs) == 1:
+            return self._enqueue_one(jobs[0], now)
+        sql, fields = self._enqueue_statement
+        connection = self.connection
+        params: list[Any] = []
+        for field in fields:
+            values = [field.pre_save(job, True) for job in jobs]
+            if isinstance(field, JSONField):
+                dumps = partial(json.dumps, cls=field.encoder)
+                # None is SQL NULL in a JSONField, as Django stores it.
+                params.append([None if value is None else dumps(value) for value in values])
+            else:
+                params.append([field.get_db_prep_save(value, connection) for value in values])
+        return sql, [*params, now, NOTIFY_CHANNEL]
+
+    def _enqueue_one(self, job: Any, now: datetime) -> Statement:
+        query = InsertQuery(type(job))
+        query.insert_values(self._enqueue_statement[1], [job])
         [(insert, params)] = query.get_compiler(connection=self.connection).as_sql()
         sql = _ENQUEUE.format(insert=insert, ready=self.tables.ready)
         return sql, [*params, now, NOTIFY_CHANNEL]
+
+    @cached_property
+    def _enqueue_statement(self) -> tuple[str, list[Field[Any, Any]]]:
+        job = apps.get_model("robust_queue", "Job")
+        fields = [f for f in job._meta.concrete_fields if not f.primary_key]
+        quote = self.connection.ops.quote_name
+        columns = ", ".join(quote(field.column) for field in fields)
+        # varchar[], not varchar(64)[]: the column's own type checks length.
+        arrays = ", ".join(
+            f"(%s)::{field.db_type(self.connection).split('(')[0]}[]" for field in fields
+        )
+        insert = f"INSERT INTO {self.tables.job} ({columns}) SELECT * FROM unnest({arrays})"
+        return _ENQUEUE.format(insert=insert, ready=self.tables.ready), fields

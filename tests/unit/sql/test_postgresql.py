@@ -60,6 +60,37 @@ class PostgreSQLStatementTests(SimpleTestCase):
         self.assertEqual(params[-2:], [NOW, NOTIFY_CHANNEL])
         self.assertIn(job.result_id, params)
 
+    def test_a_ready_enqueue_sends_one_array_per_column(self) -> None:
+        """However many jobs, one parameter per column (``unnest``); JSON
+        columns as text, None as SQL NULL."""
+        from robust_queue.models import Job
+
+        jobs = [
+            Job(
+                task_path="t.f",
+                queue_name="q",
+                backend_alias="default",
+                enqueued_at=NOW,
+                arguments={"args": [i], "kwargs": {}},
+            )
+            for i in range(3)
+        ]
+        sql, params = self.dialect.enqueue_ready(jobs, NOW)
+        columns = [f.attname for f in Job._meta.concrete_fields if not f.primary_key]
+        self.assertIn("SELECT * FROM unnest((%s)::varchar[], ", sql)
+        self.assertEqual(len(params), len(columns) + 2)
+        by_column = dict(zip(columns, params, strict=False))
+        self.assertEqual(by_column["result_id"], [job.result_id for job in jobs])
+        self.assertEqual(
+            by_column["arguments"],
+            [
+                '{"args": [0], "kwargs": {}}',
+                '{"args": [1], "kwargs": {}}',
+                '{"args": [2], "kwargs": {}}',
+            ],
+        )
+        self.assertEqual(by_column["return_value"], [None, None, None])
+
     def test_lock_ready_skips_locked_rows(self) -> None:
         sql, params = self.dialect.lock_ready(2, queue_filter(None, ["a", "b"]))
         self.assertEqual(
