@@ -7,6 +7,7 @@ scripts/services.sh
 venv="$(scripts/venv.sh 311)"
 for db in ${DBS:-postgresql mariadb sqlite}; do
     "$venv/bin/python" -m bench.enqueue "$db"
+    "$venv/bin/python" -m bench.enqueue_bulk "$db"
     "$venv/bin/python" -m bench.drain "$db"
     "$venv/bin/python" -m bench.worker_cpu "$db"
 done
