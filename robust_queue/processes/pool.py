@@ -39,10 +39,14 @@ class Pool:
         self._abandoned: set[int] = set()
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
         self._busy = 0
+        # Claims posted and not yet ended, by pk.
+        self._running_claims: set[int] = set()
         self._lock = threading.Lock()
         # Claims whose outcome is known but not yet written (or never will
         # be): shutdown must not give them back to ready.
         self._finalizing: set[int] = set()
+        # Claims given back to ready at shutdown (give_back_unfinished).
+        self._given_back: set[int] = set()
         self._threads = [
             threading.Thread(target=self._run, name=f"rq-pool-{i}", daemon=True)
             for i in range(size)
@@ -64,9 +68,26 @@ class Pool:
         with self._lock:
             return set(self._finalizing)
 
+    def give_back_unfinished(self, give_back: Callable[[set[int]], int]) -> tuple[int, set[int]]:
+        """Run ``give_back(kept)`` with no body's outcome marked meanwhile.
+
+        ``kept`` are the claims whose body has run (they must not be given
+        back). A body that ends while ``give_back`` runs waits for it, so
+        "has this body run?" and "give it back" are one decision: a claim
+        is either kept, or given back before its body ended (it was still
+        running past the shutdown timeout, and runs again). Returns what
+        ``give_back`` returned and ``kept``.
+        """
+        with self._lock:
+            kept = set(self._finalizing)
+            released = give_back(kept)
+            self._given_back.update(self._running_claims - kept)
+            return released, kept
+
     def post(self, claimed: ClaimedExecution) -> None:
         with self._lock:
             self._busy += 1
+            self._running_claims.add(claimed.pk)
         self._jobs.put(claimed)
 
     def abandon(self, claim_pk: int) -> None:
@@ -112,12 +133,23 @@ class Pool:
                 with self._lock:
                     self._busy -= 1
                     self._abandoned.discard(claimed.pk)
+                    self._running_claims.discard(claimed.pk)
                 self.on_idle()
         connections.close_all()
 
     def _mark_finalizing(self, claim_pk: int) -> None:
         with self._lock:
             self._finalizing.add(claim_pk)
+            given_back = claim_pk in self._given_back
+        if given_back:
+            # Its claim went back to ready before the body ended: the
+            # outcome cannot be recorded (the finish finds no claim) and
+            # the job runs again. Said, never silent.
+            logger.warning(
+                "Claim %s: the body ended after its job was given back to ready at "
+                "shutdown; the job will run again",
+                claim_pk,
+            )
 
     def _recorded(self, claim_pk: int, recorded: list[bool]) -> None:
         """The outcome is written: nothing of this claim is left to keep."""

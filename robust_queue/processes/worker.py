@@ -228,9 +228,15 @@ class Worker(Runnable):
         again silently is worse than the supervisor failing it.
         """
         assert self.process is not None
-        kept = self.pool.finalizing() if self.pool is not None else set()
         mine = ClaimedExecution.objects.using(self.using).filter(process_id=self.process.pk)
-        released = mine.exclude(pk__in=kept).release_all()
+
+        def give_back(kept: set[int]) -> int:
+            return mine.exclude(pk__in=kept).release_all()
+
+        if self.pool is not None:
+            released, kept = self.pool.give_back_unfinished(give_back)
+        else:
+            released, kept = give_back(set()), set()
         if released:
             logger.warning(
                 "%s gave %d unfinished job(s) back to ready: they will run again",

@@ -3,9 +3,12 @@ outcome could not be written (real jobs on the real database)."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 from django.db import connection, transaction
 from django.test import TransactionTestCase
@@ -16,6 +19,12 @@ from robust_queue.processes.pool import Pool
 from testproject import finalize_tasks, tasks
 from testproject.models import LedgerEntry
 from tests.helpers import claim, wait_until
+
+
+def _stack(frame: FrameType | None) -> Iterator[FrameType]:
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
 
 
 def pool_threads() -> list[threading.Thread]:
@@ -107,6 +116,45 @@ class PoolTests(TransactionTestCase):
         self.assertEqual(self.pool.finalizing(), set())
         fetched = finalize_tasks.record_when_allowed.get_result(result.id)
         self.assertEqual(fetched.status, TaskResultStatus.SUCCESSFUL)
+
+    def test_a_body_ending_while_claims_are_given_back_is_one_decision(self) -> None:
+        """Giving claims back at shutdown and a body ending are one decision:
+        a body that ends while the claims are given back waits until it is
+        done, its claim was not kept (it was still running), and the pool
+        says the job runs again, instead of racing its finish against the
+        release."""
+        go = Path(tempfile.mkdtemp()) / "go"
+        result = finalize_tasks.record_when_allowed.enqueue("ran", str(go))
+        [row] = claim()
+        self.pool.post(row)
+        wait_until(LedgerEntry.objects.exists, timeout=30)
+        decided: list[set[int]] = []
+
+        def give_back(kept: set[int]) -> int:
+            decided.append(kept)
+            go.touch()  # the body ends now, while the decision is held
+            wait_until(lambda: not self.body_is_waiting(), timeout=30)
+            return ClaimedExecution.objects.exclude(pk__in=kept).release_all()
+
+        with self.assertLogs("robust_queue.processes.pool", "WARNING") as logs:
+            released, kept = self.pool.give_back_unfinished(give_back)
+            self.assertIs(self.pool.drain(30), True)
+        self.assertEqual((released, kept, decided), (1, set(), [set()]))
+        self.assertIn(
+            f"Claim {row.pk}: the body ended after its job was given back", logs.output[0]
+        )
+        fetched = finalize_tasks.record_when_allowed.get_result(result.id)
+        self.assertEqual(fetched.status, TaskResultStatus.READY)
+        self.assertFalse(ClaimedExecution.objects.exists())
+        self.assertEqual(self.pool.finalizing(), set())
+
+    def body_is_waiting(self) -> bool:
+        """Whether a pool thread is still inside record_when_allowed's wait."""
+        frames = sys._current_frames()
+        tops = [frames.get(thread.ident or 0) for thread in pool_threads()]
+        return any(
+            frame.f_code.co_name == "record_when_allowed" for top in tops for frame in _stack(top)
+        )
 
     def test_close_ends_every_thread_after_its_job(self) -> None:
         tasks.sleep_for.enqueue(0.3)
