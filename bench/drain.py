@@ -121,11 +121,13 @@ def _drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: flo
     elapsed = (span["last"] - span["first"]).total_seconds()
     per_job = 1000 / os.sysconf("SC_CLK_TCK") / jobs
     what = f"{sleep_ms:g} ms sleep" if sleep_ms else "no-op"
-    ideal = f" = {jobs / elapsed / (processes * threads * 1000 / sleep_ms):.0%} of the ideal"
+    ideal = ""
+    if sleep_ms:
+        ideal = f" = {jobs / elapsed / (processes * threads * 1000 / sleep_ms):.0%} of the ideal"
     print(
         f"{database:10} drain {jobs} {what} jobs, {processes}x{threads} worker "
         f"({len(tree)} processes in the tree): "
-        f"{jobs / elapsed:7.0f} jobs/s{ideal if sleep_ms else ''}; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
+        f"{jobs / elapsed:7.0f} jobs/s{ideal}; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
         f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
         f"database server + rest; "
         f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB"
