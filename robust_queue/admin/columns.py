@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..models import Job, JobState
-from . import display, masking, task_page, waiting
+from . import display, masking, rate_waits, task_page, waiting
 from .filters import state_of
 
 COMMON = ("job", "task", "queue")
@@ -148,9 +148,16 @@ class ColumnsMixin:
     def concurrency(self, obj: Job) -> str:
         """The key, linked to its semaphore and blocked jobs (by job id: a
         masked key never goes in a URL); "waiting on N jobs" for a job
-        that waits on others."""
+        that waits on others; "rate limited: <key> (N per <window>)" and
+        when its next window opens for a job over its rate limit."""
         if waiting.is_waiting(obj):
             return waiting.waiting_label(waiting.waiting_count(obj))
+        rate = rate_waits.rate_wait(obj)
+        if rate is not None:
+            label = format_html('<a href="{}">{}</a>', rate.url, rate.label)
+            if rate.opens is None:
+                return label
+            return format_html("{} · next window {}", label, moment(rate.opens))
         url = reverse("admin:robust_queue_concurrency") + f"?job={obj.pk}#rq-key"
         return format_html('<a href="{}">{}</a>', url, masking.shown_concurrency_key(obj) or "—")
 

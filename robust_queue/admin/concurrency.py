@@ -4,7 +4,9 @@ Blocked jobs are grouped by key among the oldest ``BLOCKED_SAMPLE`` blocked
 rows (the page says so when there are more); ``?job=<id>`` shows that job's
 key alone, its semaphore and its blocked jobs read through the key indexes
 (counts stop at the cap). Keys are masked like their jobs' (``key_masking``);
-a masked key is never put in a URL: its links name a job instead.
+a masked key is never put in a URL: its links name a job instead. Jobs
+over a rate limit (blocked on ``rate:<key>``) are listed apart, under
+"Rate limits", with when their key's next window opens.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from django.db.models import Count, Min, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from ..models import BlockedExecution, Job, Semaphore
+from ..models import BlockedExecution, Job, RateLimit, Semaphore
+from ..rate_limits import WAITING_PREFIX
 from . import display, key_masking, pages
 from .counting import DEFAULT_COUNT_CAP, CappedCount
 
@@ -42,10 +45,13 @@ def view_for(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
         keys = {row["concurrency_key"] for row in blocked} | {s.key for s in semaphores}
         shown = key_masking.shown_keys(keys, using)
         _decorate(blocked, shown)
+        rated = [row for row in blocked if row["concurrency_key"].startswith(WAITING_PREFIX)]
+        _add_windows(rated, using)
         context = {
             **pages.context(model_admin, request, "Concurrency"),
             "semaphores": [(s, shown[s.key]) for s in semaphores],
-            "blocked_keys": blocked,
+            "blocked_keys": [row for row in blocked if row not in rated],
+            "rate_keys": rated,
             "keys_shown": KEYS_SHOWN,
             "sampled": display.number(BLOCKED_SAMPLE) if sampled else "",
             "one_job": job_id,
@@ -63,6 +69,18 @@ def _decorate(blocked: list[dict[str, Any]], shown: dict[str, str]) -> None:
         row["is_masked"] = row["shown_key"] != row["concurrency_key"]
         count = row["count"]
         row["count_shown"] = str(count) if isinstance(count, CappedCount) else display.number(count)
+
+
+def _add_windows(rated: list[dict[str, Any]], using: str) -> None:
+    """On each row of a rate key (``rate:<key>``): the key without its
+    prefix and when its next window opens (None: no row in the rate
+    table, or nothing due)."""
+    keys = [row["concurrency_key"].removeprefix(WAITING_PREFIX) for row in rated]
+    rows = RateLimit.objects.using(using).filter(key__in=keys)
+    opens = dict(rows.values_list("key", "next_release"))
+    for row, key in zip(rated, keys, strict=True):
+        row["shown_key"] = row["shown_key"].removeprefix(WAITING_PREFIX)
+        row["opens"] = opens.get(key)
 
 
 def _semaphores(using: str, key: str | None) -> list[Semaphore]:

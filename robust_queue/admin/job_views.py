@@ -32,6 +32,7 @@ from . import (
     operations,
     pages,
     permissions,
+    rate_waits,
     unique_keys,
     waiting,
 )
@@ -88,6 +89,7 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
         "audit_entries": audit.of_job(job),
         "unique_key": unique_keys.of_job(job),
         "waiting_on": waiting.waiting_on(job),
+        "rate_wait": rate_waits.rate_wait(job),
         "task_paused": TaskPause.objects.using(job._state.db).is_paused(job.task_path),
     }
     return TemplateResponse(request, "admin/robust_queue/job/detail.html", context)
@@ -184,10 +186,7 @@ def timeline(job: Job, attempts: list[Attempt]) -> list[tuple[dt.datetime, str]]
         events.append((attempt.ended, f"Attempt {attempt.number} {attempt.outcome}"))
     for accessor, label in (
         ("scheduled_execution", "Scheduled"),
-        (
-            "blocked_execution",
-            "Waiting on other jobs" if waiting.is_waiting(job) else "Blocked on concurrency key",
-        ),
+        ("blocked_execution", _blocked_label(job)),
         ("claimed_execution", "Claimed by a worker"),
         ("ready_execution", "Ready, waiting for a worker"),
     ):
@@ -196,6 +195,14 @@ def timeline(job: Job, attempts: list[Attempt]) -> list[tuple[dt.datetime, str]]
     return sorted(
         ((at, label) for at, label in events if at is not None), key=lambda event: event[0]
     )
+
+
+def _blocked_label(job: Job) -> str:
+    if waiting.is_waiting(job):
+        return "Waiting on other jobs"
+    if rate_waits.is_rate_limited(job):
+        return "Waiting on its rate limit"
+    return "Blocked on concurrency key"
 
 
 def _cancel_requested(job: Job) -> bool:

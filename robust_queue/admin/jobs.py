@@ -68,6 +68,7 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
         filters.ProcessFilter,
         key_filters.ConcurrencyKeyFilter,
         key_filters.KeyOfFilter,
+        key_filters.RateKeyOfFilter,
         key_filters.UniqueKeyFilter,
         TagFilter,
     )

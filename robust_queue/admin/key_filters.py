@@ -6,6 +6,8 @@
   newest ``RECENT_JOBS`` jobs (MySQL/MariaDB).
 - ``?key_of=<job id>``: the jobs with the same concurrency key as that
   job, without the key in the URL (a masked key is never put in one).
+- ``?rate_key_of=<job id>``: the jobs waiting on that job's rate key
+  (blocked on ``rate:<key>``), through the blocked table's key index.
 - ``?unique_key=<key or its hash>``: the job holding that unique key
   (``unique_keys.py``).
 
@@ -24,7 +26,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from ..models import Job, JobState
-from . import display, masking, unique_keys
+from . import display, masking, rate_waits, unique_keys
 
 # Where no partial index exists: how many of the newest jobs are read.
 RECENT_JOBS = 10_000
@@ -105,6 +107,21 @@ class KeyOfFilter(_LinkedFilter):
         )
         key = next(iter(keys), "")
         return with_key(queryset, key, str(request.GET.get("state", "")))
+
+
+class RateKeyOfFilter(_LinkedFilter):
+    title = "rate key"
+    parameter_name = "rate_key_of"
+
+    def label(self, value: str) -> str:
+        return f"waiting on the rate key of job #{display.text(value)}"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        value = self.value()
+        if not value:
+            return queryset
+        key = rate_waits.waiting_on_key_of(value, queryset.db or "default")
+        return with_key(queryset, key, JobState.BLOCKED)
 
 
 class UniqueKeyFilter(_LinkedFilter):

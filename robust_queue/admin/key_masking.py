@@ -4,6 +4,8 @@ A key is built from a job's arguments, so it may hold a value the mask
 hides. Each key shown is checked against one job that has it: a blocked
 one (found through the blocked table's key index) or a running one (the
 claimed table is small). A key with neither has its value part hidden.
+The key itself is masked, not the job's concurrency key: a blocked job's
+key may be its rate key (``rate:<key>``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Collection
 from django.db.models import Min
 
 from ..models import BlockedExecution, ClaimedExecution, Job
-from . import masking
+from . import display, masking
 
 
 def shown_keys(keys: Collection[str], using: str) -> dict[str, str]:
@@ -23,7 +25,7 @@ def shown_keys(keys: Collection[str], using: str) -> dict[str, str]:
     jobs = _one_job_per_key(set(keys), using)
     return {
         key: (
-            masking.shown_concurrency_key(jobs[key])
+            masking.shown_key(jobs[key], display.text(key))
             if key in jobs
             else masking.hidden_key_value(key)
         )

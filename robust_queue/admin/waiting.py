@@ -14,11 +14,17 @@ from ..models.job_dependency import WAITING_KEY
 MAX_SHOWN = 20
 
 
+def blocked_key(job: Job) -> str | None:
+    """The key ``job`` is blocked on (reads loaded rows); None if it is
+    not blocked. ``dep:`` waits on parents, ``rate:<key>`` on a rate
+    limit (``rate_waits.py``), any other on a concurrency limit."""
+    blocked = getattr(job, "blocked_execution", None)
+    return None if blocked is None else str(blocked.concurrency_key)
+
+
 def is_waiting(job: Job) -> bool:
     """Whether ``job`` is blocked on its parents (reads loaded rows)."""
-    return (
-        hasattr(job, "blocked_execution") and job.blocked_execution.concurrency_key == WAITING_KEY
-    )
+    return blocked_key(job) == WAITING_KEY
 
 
 def waiting_on(job: Job) -> SafeString | None:
