@@ -140,11 +140,15 @@ def number(value: int) -> str:
 
 
 def duration(value: timedelta | None) -> str:
-    """A duration in the largest units that read well: "12 s", "4 min 5 s",
-    "2 h 5 min", "3 d 4 h"; "—" for none."""
+    """A duration in the largest units that read well: "250 ms", "12 s",
+    "4 min 5 s", "2 h 5 min", "3 d 4 h"; "—" for none."""
     if value is None:
         return "—"
-    seconds = int(value.total_seconds())
+    total = value.total_seconds()
+    if 0 < abs(total) < 1:
+        # A quick job's wait or run: "0 s" would say nothing.
+        return f"{'-' if total < 0 else ''}{round(abs(total) * 1000)} ms"
+    seconds = int(total)
     sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
     if seconds < 60:
         return f"{sign}{seconds} s"
@@ -163,7 +167,8 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
     """ "12 s ago", "4 min ago", "in 3 min"; "—" for none."""
     if moment is None:
         return "—"
-    delta = (now or timezone.now()) - moment
+    # Whole seconds: "350 ms ago" is more precision than a moment needs.
+    delta = timedelta(seconds=int(((now or timezone.now()) - moment).total_seconds()))
     if delta.total_seconds() < 0:
         return f"in {duration(-delta)}"
     return f"{duration(delta)} ago"

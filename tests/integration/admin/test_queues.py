@@ -122,6 +122,8 @@ class HumanUnitTests(AdminTestCase):
     def test_durations_read_well(self) -> None:
         for seconds, shown in [
             (0, "0 s"),
+            (0.25, "250 ms"),
+            (0.0004, "0 ms"),
             (12, "12 s"),
             (65, "1 min 5 s"),
             (34 * 60, "34 min"),
