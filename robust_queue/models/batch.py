@@ -18,7 +18,6 @@ Below ``job.py``: jobs are reached through the member rows' link.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from django.utils import timezone
 from .. import batch_scope, registry
 from ..batching import drain
 from ..exceptions import BatchError, UnknownTaskError
+from ..opaque import opaque_id
 from .clock import DatabaseNow, database_now
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ BATCH_ID_BYTES = 24
 
 def new_batch_id() -> str:
     """An opaque, unguessable batch id (32 url-safe characters)."""
-    return secrets.token_urlsafe(BATCH_ID_BYTES)
+    return opaque_id(BATCH_ID_BYTES)
 
 
 @dataclass(frozen=True, slots=True)

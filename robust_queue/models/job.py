@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from ..attempt_history import stored_worker_ids
 from ..batching import id_batches
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import UndiscardableError, UnknownTaskError
+from ..opaque import opaque_id
 from ..statistics import record_jobs
 from .batch import BatchMember
 from .cancelling import CancelOutcome, cancel_job
@@ -39,7 +39,7 @@ DEFAULT_BATCH_SIZE = 500
 
 def new_result_id() -> str:
     """An opaque, unguessable result id (43 url-safe characters)."""
-    return secrets.token_urlsafe(RESULT_ID_BYTES)
+    return opaque_id(RESULT_ID_BYTES)
 
 
 class JobQuerySet(models.QuerySet["Job"]):

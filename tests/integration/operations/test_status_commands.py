@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from io import StringIO
 
 from django.core.management import CommandError, call_command
 from django.test import TransactionTestCase
 
+from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
 from robust_queue.performing import perform
 from testproject import control_tasks, tasks
@@ -112,6 +114,17 @@ class SubcommandDispatchTests(TransactionTestCase):
             'robust_queue_jobs{queue="reports",state="ready"} 1', run("robust_queue", "metrics")
         )
         self.assertEqual(run("robust_queue", "cancel", waiting.id), f"{waiting.id}: cancelled\n")
+        # Ids made before they were kept from starting with "-" are given
+        # after "--" on the command line, which the dispatch passes on.
+        legacy = tasks.report.enqueue(2)
+        dashed = "-" + legacy.id[1:]
+        Job.objects.filter(result_id=legacy.id).update(result_id=dashed)
+        out = StringIO()
+        with contextlib.redirect_stdout(out):
+            RobustQueueCommand().run_from_argv(
+                ["manage.py", "robust_queue", "cancel", "--", dashed]
+            )
+        self.assertEqual(out.getvalue(), f"{dashed}: cancelled\n")
         self.assertEqual(
             run("robust_queue", "clear", "--dry-run"),
             "Would delete 0 finished and 0 failed job(s).\n",
