@@ -38,8 +38,7 @@ class Pool:
         # Threads stuck in a body that ignored its interrupt: not waited for.
         self._abandoned: set[int] = set()
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
-        self._busy = 0
-        # Claims posted and not yet ended, by pk.
+        # Claims posted and not yet ended, by pk: the busy count too.
         self._running_claims: set[int] = set()
         self._lock = threading.Lock()
         # Claims whose outcome is known but not yet written (or never will
@@ -57,7 +56,7 @@ class Pool:
     @property
     def idle(self) -> int:
         with self._lock:
-            return self.size - self._busy
+            return self.size - len(self._running_claims)
 
     def finalizing(self) -> set[int]:
         """Claims (pks) whose body has run but whose outcome is not written.
@@ -86,7 +85,6 @@ class Pool:
 
     def post(self, claimed: ClaimedExecution) -> None:
         with self._lock:
-            self._busy += 1
             self._running_claims.add(claimed.pk)
         self._jobs.put(claimed)
 
@@ -110,7 +108,7 @@ class Pool:
 
     def _still_running(self) -> bool:
         with self._lock:
-            return self._busy > len(self._abandoned)
+            return len(self._running_claims) > len(self._abandoned)
 
     def close(self) -> None:
         for _ in self._threads:
@@ -131,7 +129,6 @@ class Pool:
             finally:
                 self._keep_connection_healthy()
                 with self._lock:
-                    self._busy -= 1
                     self._abandoned.discard(claimed.pk)
                     self._running_claims.discard(claimed.pk)
                 self.on_idle()
