@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=3)
     parser.add_argument("--plans", action="store_true")
     options = parser.parse_args()
-    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "h15_backlog")
+    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_backlog")
     setup_django(options.database)
     try:
         _add_big_database()

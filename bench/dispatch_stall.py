@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=1500)
     parser.add_argument("--batch", type=int, default=3)
     options = parser.parse_args()
-    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "h15_dispatch_stall")
+    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_dispatch_stall")
     setup_django(options.database)
     try:
         _run(options)

@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--reps", type=int, default=3)
     options = parser.parse_args()
-    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "h15_enqueue_bulk")
+    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_enqueue_bulk")
     setup_django(options.database)
     try:
         for size in (int(s) for s in options.sizes.split(",")):

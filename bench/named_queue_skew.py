@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--ready", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=20)
     options = parser.parse_args()
-    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "h15_named_queue_skew")
+    os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_named_queue_skew")
     setup_django("postgresql")
     try:
         _run(options.ready, options.reps)
