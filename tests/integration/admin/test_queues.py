@@ -137,6 +137,10 @@ class HumanUnitTests(AdminTestCase):
         now = timezone.now()
         self.assertEqual(display.ago(now - timedelta(seconds=12), now), "12 s ago")
         self.assertEqual(display.ago(now + timedelta(minutes=4), now), "in 4 min")
+        # Under a second to go is "in 1 s", not "0 s ago" (a next run a
+        # moment away read as already past).
+        self.assertEqual(display.ago(now + timedelta(milliseconds=400), now), "in 1 s")
+        self.assertEqual(display.ago(now - timedelta(milliseconds=400), now), "0 s ago")
 
 
 class HeartbeatTests(AdminTestCase):
