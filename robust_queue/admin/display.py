@@ -9,7 +9,6 @@ returns something printable instead of raising.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -169,10 +168,10 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
     if moment is None:
         return "—"
     # Whole seconds: "350 ms ago" is more precision than a moment needs.
-    # A future moment rounds up: one 0.4 s away is "in 1 s", never "0 s ago".
+    # A future moment under a second away is "in 1 s", never "0 s ago".
     seconds = ((now or timezone.now()) - moment).total_seconds()
     if seconds < 0:
-        return f"in {duration(timedelta(seconds=math.ceil(-seconds)))}"
+        return f"in {duration(timedelta(seconds=max(int(-seconds), 1)))}"
     return f"{duration(timedelta(seconds=int(seconds)))} ago"
 
 
