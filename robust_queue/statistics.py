@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 import threading
 import time
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
 from functools import partial
@@ -28,7 +29,7 @@ from django.utils import timezone
 
 from . import conf
 from .deadlocks import retry_on_lock_conflict
-from .models.statistic import COLUMNS, Key, Statistic, bucket_index, minute_of
+from .models.statistic import BUCKET_BOUNDS, COLUMNS, Key, Statistic, minute_of
 
 if TYPE_CHECKING:
     from .models import Job
@@ -38,6 +39,17 @@ logger = logging.getLogger(__name__)
 _INDEX = {name: index for index, name in enumerate(COLUMNS)}
 _WAIT_SUM, _RUN_SUM = _INDEX["wait_seconds"], _INDEX["run_seconds"]
 _WAIT_0, _RUN_0 = _INDEX["wait_0"], _INDEX["run_0"]
+# The columns one attempt adds 1 to, by outcome; any other is a failure.
+_FAILED = (_INDEX["failed"],)
+_COUNTERS = {
+    "finished": (_INDEX["finished"],),
+    "snoozed": (_INDEX["snoozed"],),
+    "failed": _FAILED,
+    "retried": (_INDEX["failed"], _INDEX["retried"]),
+}
+# (wait, run) seconds of one attempt; None if it never started.
+Times = tuple[float, float] | None
+_last_minute: tuple[int, dt.datetime] = (-1, dt.datetime.min.replace(tzinfo=dt.UTC))
 
 
 class Recorder:
@@ -67,13 +79,26 @@ class Recorder:
             with self._lock:
                 self._buffering = max(self._buffering - 1, 0)
 
-    def add(self, using: str, key: Key, changes: dict[int, float]) -> None:
-        """Add ``changes`` (column index -> amount) to ``key``'s numbers."""
+    def add_attempt(self, using: str, key: Key, counters: tuple[int, ...], times: Times) -> None:
+        """Count one attempt in ``key``'s numbers: +1 to each column of
+        ``counters``, and its (wait, run) seconds if known.
+
+        The job's thread pays for a lock and a few additions in place,
+        nothing more: this runs once per attempt in every worker.
+        """
         with self._lock:
             if self._buffering:
-                _add(self._tally.setdefault(using, {}), key, changes)
+                tally = self._tally.get(using)
+                if tally is None:
+                    tally = self._tally[using] = {}
+                numbers = tally.get(key)
+                if numbers is None:
+                    numbers = tally[key] = [0.0] * len(COLUMNS)
+                _count(numbers, counters, times)
                 return
-        _write(using, {key: _numbers(changes)})
+        numbers = [0.0] * len(COLUMNS)
+        _count(numbers, counters, times)
+        _write(using, {key: numbers})
 
     def flush_if_due(self) -> int:
         """Flush if the flush interval has passed; statements run."""
@@ -113,20 +138,14 @@ def record_attempt(job: Job, *, using: str, outcome: str, at: dt.datetime | None
     """One attempt of ``job`` ended: ``finished``, ``failed``, ``retried``
     (failed, and will run again) or ``snoozed``; with its wait and run time."""
     now = at or timezone.now()
-    counter = outcome if outcome in ("finished", "snoozed") else "failed"
-    changes: dict[int, float] = {_INDEX[counter]: 1}
-    if outcome == "retried":
-        changes[_INDEX["retried"]] = 1
     started = job.last_attempted_at
+    times: Times = None
     if started is not None:
-        due = max(job.enqueued_at, job.run_after) if job.run_after else job.enqueued_at
-        wait = (started - due).total_seconds()
-        run = (now - started).total_seconds()
-        changes[_WAIT_SUM] = max(wait, 0.0)
-        changes[_RUN_SUM] = max(run, 0.0)
-        changes[_WAIT_0 + bucket_index(wait)] = 1
-        changes[_RUN_0 + bucket_index(run)] = 1
-    recorder.add(using, (minute_of(now), job.queue_name, job.task_path), changes)
+        run_after = job.run_after
+        due = job.enqueued_at if run_after is None or run_after < job.enqueued_at else run_after
+        times = ((started - due).total_seconds(), (now - started).total_seconds())
+    key = (_minute(now), job.queue_name, job.task_path)
+    recorder.add_attempt(using, key, _COUNTERS.get(outcome, _FAILED), times)
 
 
 def record_jobs(jobs: Iterable[tuple[str, str]], *, using: str, column: str) -> None:
@@ -147,6 +166,29 @@ def _numbers(changes: dict[int, float]) -> list[float]:
     for index, amount in changes.items():
         numbers[index] += amount
     return numbers
+
+
+def _count(numbers: list[float], counters: tuple[int, ...], times: Times) -> None:
+    for index in counters:
+        numbers[index] += 1
+    if times is not None:
+        wait, run = times
+        # A negative span (clocks apart) counts as zero, in bucket 0.
+        numbers[_WAIT_SUM] += wait if wait > 0 else 0.0
+        numbers[_RUN_SUM] += run if run > 0 else 0.0
+        numbers[_WAIT_0 + bisect_left(BUCKET_BOUNDS, wait)] += 1
+        numbers[_RUN_0 + bisect_left(BUCKET_BOUNDS, run)] += 1
+
+
+def _minute(now: dt.datetime) -> dt.datetime:
+    """``minute_of(now)``, kept for the minute it is: most attempts of a
+    busy worker fall in the minute of the one before."""
+    global _last_minute
+    number = int(now.timestamp() // 60)
+    cached = _last_minute
+    if cached[0] != number:
+        cached = _last_minute = (number, minute_of(now))
+    return cached[1]
 
 
 def _add(tally: dict[Key, list[float]], key: Key, changes: dict[int, float]) -> None:

@@ -18,7 +18,7 @@ from robust_queue.models.statistic import (
     TOTALS_MINUTE,
     bucket_index,
 )
-from robust_queue.statistics import recorder
+from robust_queue.statistics import record_attempt, recorder
 from testproject import control_tasks, tasks
 from tests.helpers import claim, run_in_threads, work_off
 
@@ -109,6 +109,44 @@ class RecordingTests(TestCase):
         self.assertEqual(recorder.flush(), 0)
         recorder.stop_buffering()
         self.assertIs(recorder.is_buffering, False)
+
+    def test_an_attempt_counts_in_the_minute_it_ended_with_its_spans(self) -> None:
+        # Recorded directly, with moments chosen: a job due later than it
+        # was enqueued waits from its due time; one started before it was
+        # due (clocks apart) counts a zero wait, in the first bucket; two
+        # attempts a minute apart land in two minutes.
+        recorder.start_buffering()
+        self.addCleanup(lambda: recorder.is_buffering and recorder.stop_buffering())
+        at = dt.datetime(2026, 3, 1, 12, 0, 59, 900000, tzinfo=dt.UTC)
+        job = Job(
+            queue_name="mail",
+            task_path="t",
+            enqueued_at=at - dt.timedelta(seconds=60),
+            run_after=at - dt.timedelta(seconds=20),
+            last_attempted_at=at - dt.timedelta(seconds=2),
+        )
+        record_attempt(job, using="default", outcome="retried", at=at)
+        early = Job(
+            queue_name="mail",
+            task_path="t",
+            enqueued_at=at,
+            run_after=None,
+            last_attempted_at=at - dt.timedelta(seconds=1),
+        )
+        later = at + dt.timedelta(seconds=0.2)
+        record_attempt(early, using="default", outcome="finished", at=later)
+        recorder.flush()
+        first, second = Statistic.objects.minutes().order_by("minute")
+        self.assertEqual(first.minute, at.replace(second=0, microsecond=0))
+        self.assertEqual((first.finished, first.failed, first.retried), (0, 1, 1))
+        self.assertAlmostEqual(first.wait_seconds, 18)
+        self.assertAlmostEqual(first.run_seconds, 2)
+        self.assertEqual(first.buckets("wait")[bucket_index(18)], 1)
+        self.assertEqual(first.buckets("run")[bucket_index(2)], 1)
+        self.assertEqual(second.minute, first.minute + dt.timedelta(minutes=1))
+        self.assertEqual((second.finished, second.failed), (1, 0))
+        self.assertEqual((second.wait_seconds, second.buckets("wait")[0]), (0, 1))
+        self.assertAlmostEqual(second.run_seconds, 1.2)
 
     def test_writing_a_key_twice_adds(self) -> None:
         minute = timezone.now().replace(second=0, microsecond=0)
