@@ -38,7 +38,7 @@ from .models.sql import dialect_for
 from .snoozing import snooze_claim
 
 if TYPE_CHECKING:
-    from .models import ClaimedExecution
+    from .models import ClaimedExecution, NextClaim
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +65,26 @@ class Finalized(enum.Enum):
     SKIPPED = "skipped"  # the claim was gone; someone else finalized the job
 
 
-def record_success(claimed: ClaimedExecution, value: Any) -> Finalized:
-    """Store ``value`` as the job's result (see the module docstring)."""
+def record_success(
+    claimed: ClaimedExecution, value: Any, then: NextClaim | None = None
+) -> Finalized:
+    """Store ``value`` as the job's result (see the module docstring).
+
+    ``then``: claim the thread's next job with the same commit. Tried once:
+    if that raises, nothing of it was written, and the success is recorded
+    on its own as without ``then`` (retried, or replaced if refused), so a
+    failing claim can never turn a success into a failure.
+    """
+    using = claimed._state.db or "default"
+    if then is not None and not connections[using].in_atomic_block:
+        try:
+            done = claimed.finish(value, then)
+        except Exception as exc:  # noqa: BLE001 - the plain path below decides
+            # then.claimed is set only once the statement went through.
+            logger.debug("Finish and claim of job %s failed: %r", claimed.job_id, exc)
+            _recover(using)
+        else:
+            return Finalized.RECORDED if done else Finalized.SKIPPED
     return _record(
         claimed, lambda: claimed.finish(value), value, "return value", _QUOTE.repr(value)
     )

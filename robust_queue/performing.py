@@ -27,7 +27,7 @@ from .registry import rebuild_task
 from .results import build_result, task_errors
 
 if TYPE_CHECKING:
-    from .models import ClaimedExecution, Job
+    from .models import ClaimedExecution, Job, NextClaim
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ def perform(
     on_outcome: Callable[[], None] | None = None,
     guard: Guard | None = None,
     on_recorded: Callable[[], None] | None = None,
+    then: NextClaim | None = None,
 ) -> bool:
     """Run ``claimed``'s task; True if this call finalized the job (False
     also when a rate-limited job goes back in line, ``rate_gate.py``).
@@ -51,7 +52,9 @@ def perform(
     cannot run), before it is written: from then on the job must never go
     back to ready. ``on_recorded`` is called once it is written (or the
     claim was found gone): nothing is left to keep claimed. ``guard`` runs
-    the body (a worker's watchdog: time limits, cancellation).
+    the body (a worker's watchdog: time limits, cancellation). ``then``:
+    on success, claim the thread's next job with the same commit
+    (``NextClaim``; it stays empty on any other outcome).
     """
     job = claimed.job
     on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
@@ -72,7 +75,7 @@ def perform(
         attempt.finished(_outcome(finalized, attempt_log.FAILED))
         return finalized is not Finalized.SKIPPED
     finalized, outcome = _perform_task(
-        claimed, task, result, (on_outcome, on_recorded), guard or _unguarded
+        claimed, task, result, (on_outcome, on_recorded), guard or _unguarded, then
     )
     attempt.finished(_outcome(finalized, outcome))
     return finalized is not Finalized.SKIPPED
@@ -108,6 +111,7 @@ def _perform_task(
     result: TaskResult[Any],
     hooks: tuple[Callable[[], None], Callable[[], None]],
     guard: Guard,
+    then: NextClaim | None = None,
 ) -> tuple[Finalized, str]:
     """Run the body, record its outcome and send ``task_finished``.
 
@@ -134,7 +138,7 @@ def _perform_task(
         _finished(finalized, sender, result)
         return finalized, attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
     on_outcome()
-    finalized = record_success(claimed, value)
+    finalized = record_success(claimed, value, then)
     on_recorded()
     if finalized is Finalized.REPLACED:
         _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)

@@ -2,7 +2,7 @@
 
 from .batch import Batch, BatchMember
 from .blocked_execution import BlockedExecution
-from .claimed_execution import ClaimedExecution
+from .claimed_execution import ClaimedExecution, NextClaim
 from .failed_execution import FailedExecution
 from .job import Job
 from .job_dependency import JobDependency
@@ -32,6 +32,7 @@ __all__ = [
     "JobDependency",
     "JobState",
     "JobTag",
+    "NextClaim",
     "Pause",
     "Process",
     "ProcessKind",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,8 @@ from .execution import Execution, job_field
 from .failed_execution import FailedExecution
 from .job import Job
 from .process import Process
-from .sql import dialect_for
+from .rows import instances
+from .sql import ClaimedRows, dialect_for
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +71,24 @@ def _send_stopped(job: Job, error: dict[str, str]) -> None:
         signal.send(sender=Job, job=job, error=error)
 
 
+@dataclass(eq=False)
+class NextClaim:
+    """The job a worker thread claims for itself as it finishes one.
+
+    Passed to ``ClaimedExecution.finish``: the finish and this claim go to
+    the database together (one statement on PostgreSQL, one transaction
+    elsewhere), and only if the finish went through. ``claimed`` holds what
+    it claimed (at most one job).
+    """
+
+    queue_name: str | None
+    exclude_queues: tuple[str, ...]
+    paused_tasks: tuple[str, ...] | None
+    process_id: int
+    worker_id: str
+    claimed: list[ClaimedExecution] = field(default_factory=list)
+
+
 class ClaimedExecution(Execution):
     job = job_field("claimed_execution")
     # No constraint: a claim outlives its process row until it is failed.
@@ -92,17 +112,53 @@ class ClaimedExecution(Execution):
             models.Index(fields=["process", "job"], name="rq_claimed_process"),
         ]
 
-    def finish(self, return_value: Any) -> bool:
-        """Record success once; False if the claim is already gone."""
+    @classmethod
+    def from_claimed_rows(
+        cls, using: str, claimed: ClaimedRows, process_id: int | None, now: datetime
+    ) -> list[ClaimedExecution]:
+        """Claims (with their jobs) of rows a dialect claimed."""
+        jobs = instances(Job, using, claimed.columns, [row for _, row in claimed.rows])
+        # from_db() takes the values in the model's field order, whatever
+        # the order of the names.
+        known = ("id", "job_id", "process_id", "created_at")
+        fields = [f.attname for f in cls._meta.concrete_fields if f.attname in known]
+        rows = []
+        for (claim_id, _), job in zip(claimed.rows, jobs, strict=True):
+            values = {"id": claim_id, "job_id": job.pk, "process_id": process_id, "created_at": now}
+            row = cls.from_db(using, fields, [values[name] for name in fields])
+            row.job = job
+            rows.append(row)
+        return rows
+
+    def finish(self, return_value: Any, then: NextClaim | None = None) -> bool:
+        """Record success once; False if the claim is already gone.
+
+        ``then``: claim this thread's next job with the same commit, if
+        the finish goes through (``NextClaim``).
+        """
         using = self._state.db or "default"
         now = timezone.now()
-        if not self._finish_rows(using, now, return_value):
+        if then is not None and conf.preserve_finished_jobs():
+            if not self._finish_and_claim(using, now, return_value, then):
+                return False
+        elif not self._finish_rows(using, now, return_value):
             return False
         self.job.finished_at = now
         self.job.return_value = return_value
         record_attempt(self.job, using=using, outcome="finished", at=now)
         self._release_slot(using)
         return True
+
+    def _finish_and_claim(
+        self, using: str, now: datetime, return_value: Any, then: NextClaim
+    ) -> bool:
+        dialect = dialect_for(using)
+        queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
+        finished, claimed = dialect.finish_and_claim(
+            self.pk, self.job_id, now, return_value, (1, queue, then.process_id, then.worker_id)
+        )
+        then.claimed = ClaimedExecution.from_claimed_rows(using, claimed, then.process_id, now)
+        return finished
 
     def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
         if conf.preserve_finished_jobs():

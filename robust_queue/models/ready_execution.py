@@ -12,8 +12,7 @@ from .claimed_execution import ClaimedExecution
 from .execution import Execution, job_field
 from .job import Job
 from .queue_cap import QueueCap
-from .rows import instances
-from .sql import ClaimedRows, Dialect, Statement, dialect_for, queue_filter
+from .sql import ClaimedRows, Dialect, Statement, dialect_for
 
 
 class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
@@ -51,8 +50,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         if limit <= 0:
             return []
         dialect = dialect_for(self.db)
-        where, params = queue_filter(queue_name, list(exclude_queues))
-        queue = (f"{where} AND {dialect.task_pause_filter(paused_tasks)}", params)
+        queue = dialect.claim_filter(queue_name, list(exclude_queues), paused_tasks)
         now = timezone.now()
         if max_concurrency is not None:
             assert queue_name is not None, "a cap applies to one queue"
@@ -61,14 +59,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
             )
         else:
             claimed = dialect.claim(limit, queue, process_id, worker_id, now)
-        jobs = instances(Job, self.db, claimed.columns, [row for _, row in claimed.rows])
-        fields = ["id", "job_id", "process_id", "created_at"]
-        rows = []
-        for (claim_id, _), job in zip(claimed.rows, jobs, strict=True):
-            row = ClaimedExecution.from_db(self.db, fields, [claim_id, job.pk, process_id, now])
-            row.job = job
-            rows.append(row)
-        return rows
+        return ClaimedExecution.from_claimed_rows(self.db, claimed, process_id, now)
 
     def _claim_capped(
         self,

@@ -16,7 +16,7 @@ from functools import partial
 
 from django.db import connections
 
-from ..models import ClaimedExecution
+from ..models import ClaimedExecution, NextClaim
 from ..performing import Guard, perform
 
 logger = logging.getLogger(__name__)
@@ -30,11 +30,20 @@ class Pool:
         using: str,
         on_idle: Callable[[], None],
         guard: Guard | None = None,
+        next_claim: Callable[[], NextClaim | None] | None = None,
+        keeps_claiming: Callable[[], bool] | None = None,
     ) -> None:
         self.size = size
         self.using = using
         self.on_idle = on_idle
         self.guard = guard
+        # A thread that finishes a job asks next_claim() what to claim for
+        # itself in the same commit (None: the worker's loop claims for
+        # it); it runs what it got only while keeps_claiming().
+        self.next_claim = next_claim
+        self.keeps_claiming = keeps_claiming or (lambda: True)
+        # Set once shutdown gave claims back: nothing starts after that.
+        self._closed = False
         # Threads stuck in a body that ignored its interrupt: not waited for.
         self._abandoned: set[int] = set()
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
@@ -78,6 +87,7 @@ class Pool:
         ``give_back`` returned and ``kept``.
         """
         with self._lock:
+            self._closed = True
             kept = set(self._finalizing)
             released = give_back(kept)
             self._given_back.update(self._running_claims - kept)
@@ -115,7 +125,9 @@ class Pool:
             self._jobs.put(None)
 
     def _run(self) -> None:
-        while (claimed := self._jobs.get()) is not None:
+        claimed = self._jobs.get()
+        while claimed is not None:
+            then = self.next_claim() if self.next_claim is not None else None
             recorded: list[bool] = []
             try:
                 perform(
@@ -123,16 +135,39 @@ class Pool:
                     on_outcome=partial(self._mark_finalizing, claimed.pk),
                     guard=self.guard,
                     on_recorded=partial(self._recorded, claimed.pk, recorded),
+                    then=then,
                 )
             except Exception:  # noqa: BLE001 - a failure past perform()'s own handling is logged
                 self._log_failure(claimed, recorded=bool(recorded))
             finally:
                 self._keep_connection_healthy()
-                with self._lock:
-                    self._abandoned.discard(claimed.pk)
-                    self._running_claims.discard(claimed.pk)
-                self.on_idle()
+                following = self._take_over(claimed.pk, then.claimed if then else [])
+                if following is None:
+                    self.on_idle()
+            claimed = following if following is not None else self._jobs.get()
         connections.close_all()
+
+    def _take_over(self, ended: int, claimed: list[ClaimedExecution]) -> ClaimedExecution | None:
+        """End claim ``ended`` and return the job this thread claimed with
+        its finish, to run next; None: the thread is idle.
+
+        A claim made as shutdown began (or after claims were given back) is
+        given back at once, its body not run: a stopping worker starts
+        nothing new.
+        """
+        following = claimed[0] if claimed else None
+        with self._lock:
+            self._abandoned.discard(ended)
+            self._running_claims.discard(ended)
+            if following is not None and not self._closed and self.keeps_claiming():
+                self._running_claims.add(following.pk)
+                return following
+        for unwanted in claimed:
+            try:
+                unwanted.release()
+            except Exception:
+                logger.exception("Giving back job %s claimed at shutdown failed", unwanted.job_id)
+        return None
 
     def _mark_finalizing(self, claim_pk: int) -> None:
         with self._lock:

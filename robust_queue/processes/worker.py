@@ -15,7 +15,7 @@ from .. import conf, statistics
 from ..config import WorkerConfig
 from ..deadlocks import lock_conflict, retry_on_lock_conflict
 from ..finalizing import record_failure
-from ..models import ClaimedExecution, ReadyExecution
+from ..models import ClaimedExecution, NextClaim, ReadyExecution
 from ..models.error_record import error_record
 from .backoff import IdleBackoff
 from .base import Runnable
@@ -23,7 +23,7 @@ from .listener import Listener
 from .memory import rss_mib
 from .outage import FailureGate
 from .pool import Pool
-from .selector import QueueSelector
+from .selector import Plan, QueueSelector
 from .watchdog import Watch, Watchdog
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class Worker(Runnable):
         self._stuck: list[tuple[threading.Thread, str]] = []
         self._last_pause = 0.0
         self._statistics_failures = FailureGate(None, "Statistics flush")
+        # The last claim plan, for threads that claim for themselves.
+        self._plan: Plan | None = None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -77,6 +79,8 @@ class Worker(Runnable):
             using=self.using,
             on_idle=self.wakeup.wake,
             guard=self.watchdog.guard,
+            next_claim=self._next_claim,
+            keeps_claiming=self._keeps_claiming,
         )
         if Listener.is_supported(self.using):
             self.listener = Listener(
@@ -103,6 +107,9 @@ class Worker(Runnable):
             return self.config.polling_interval
         idle = self.pool.idle
         if idle == 0:
+            # Busy threads claim their next jobs themselves (_next_claim):
+            # keep the queues they claim from current (pauses, new names).
+            self._plan = self._current_plan()
             self._flush_statistics(statistics.recorder.flush_if_due)
             # A thread that frees up wakes us.
             return self.config.polling_interval
@@ -122,6 +129,36 @@ class Worker(Runnable):
         self._last_pause = 0.0
         self.backoff.reset()
         return 0 if len(claimed) == idle else self.config.polling_interval
+
+    def _current_plan(self) -> Plan | None:
+        """The selector's plan, if threads may claim from it themselves."""
+        if self.selector.rotation.rotates:
+            return None  # Each plan is a claim round of its own.
+        return self.selector.plan()
+
+    def _next_claim(self) -> NextClaim | None:
+        """What a pool thread finishing a job claims for itself with the
+        same commit (``NextClaim``); None: the worker's loop claims for it.
+
+        Only for the plain case, one claim query that no cap limits, and
+        never while the worker stops, recycles or counts its jobs
+        (max_jobs): those stay with the loop.
+        """
+        plan = self._plan
+        if not plan or len(plan) != 1 or not self._keeps_claiming():
+            return None
+        if self.config.max_jobs is not None:
+            return None
+        queue_name, excluded = plan[0]
+        if queue_name is not None and queue_name in self.selector.caps:
+            return None
+        assert self.process is not None
+        return NextClaim(
+            queue_name, excluded, self.selector.paused_tasks, self.process.pk, self.name
+        )
+
+    def _keeps_claiming(self) -> bool:
+        return not self.stopping and self.recycled is None
 
     def _notified(self) -> None:
         """A job became ready (PostgreSQL NOTIFY): poll now, and often."""
@@ -276,7 +313,9 @@ class Worker(Runnable):
     def _claim(self, limit: int) -> list[ClaimedExecution]:
         assert self.process is not None
         claimed: list[ClaimedExecution] = []
-        for queue_name, excluded in self.selector.plan():
+        plan = self.selector.plan()
+        self._plan = None if self.selector.rotation.rotates else plan
+        for queue_name, excluded in plan:
             try:
                 claimed += retry_on_lock_conflict(
                     partial(self._claim_from, queue_name, excluded, limit - len(claimed)),

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, cast
 from django.db import DatabaseError, NotSupportedError, transaction
 from django.db.backends.utils import CursorWrapper
 
-from .statements import Statement, Statements, marks
+from .statements import Statement, Statements, marks, queue_filter
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,32 @@ class Dialect(Statements):
             with self.connection.cursor() as cursor:
                 cursor.execute(*self.finish_job(job_id, now, return_value))
         return True
+
+    def finish_and_claim(
+        self,
+        claim_id: int,
+        job_id: int,
+        now: datetime,
+        return_value: Any,
+        then: tuple[int, Statement, int | None, str],
+    ) -> tuple[bool, ClaimedRows]:
+        """``finish``, and only if it finished, ``claim`` in the same
+        transaction: ``then`` is the claim's (limit, queue, process id,
+        worker id). One commit per job instead of two."""
+        with self.transaction():
+            if not self.take_claim(claim_id):
+                return False, ClaimedRows([], [])
+            with self.connection.cursor() as cursor:
+                cursor.execute(*self.finish_job(job_id, now, return_value))
+            return True, self.claim_in_transaction(*then, now)
+
+    def claim_filter(
+        self, queue_name: str | None, excluded: Sequence[str], paused_tasks: Sequence[str] | None
+    ) -> Statement:
+        """The claim's WHERE clause: the queues (``queue_filter``) and the
+        guard against paused tasks (``task_pause_filter``)."""
+        where, params = queue_filter(queue_name, excluded)
+        return f"{where} AND {self.task_pause_filter(paused_tasks)}", params
 
     def take_claim(self, claim_id: int) -> bool:
         """Delete a claim; True only for the statement that removed it."""

@@ -24,9 +24,11 @@ from .statements import ONE_QUEUE, Statement
 
 NOTIFY_CHANNEL = "robust_queue_ready"
 
-_CLAIM = """
-WITH picked AS MATERIALIZED (
-    SELECT id FROM {ready} WHERE {where}
+# Lock, move and stamp ready jobs: the CTEs "picked", "taken", "claimed";
+# {gate} is an extra condition on the ready rows.
+_CLAIM_STEPS = """
+picked AS MATERIALIZED (
+    SELECT id FROM {ready} WHERE {where}{gate}
     ORDER BY {order} LIMIT %s FOR UPDATE SKIP LOCKED
 ), taken AS (
     DELETE FROM {ready} AS ready USING picked WHERE ready.id = picked.id
@@ -34,13 +36,16 @@ WITH picked AS MATERIALIZED (
 ), claimed AS (
     INSERT INTO {claimed} (job_id, process_id, created_at)
     SELECT job_id, %s, %s FROM taken RETURNING id, job_id
-)
+)"""
+
+_STAMP = """
 UPDATE {job} AS job
 SET started_at = COALESCE(job.started_at, %s), last_attempted_at = %s,
     worker_ids = job.worker_ids || jsonb_build_array(%s::text)
 FROM claimed WHERE job.id = claimed.job_id
-RETURNING job.*, claimed.id AS claim_id
-"""
+RETURNING job.*, claimed.id AS claim_id"""
+
+_CLAIM = f"WITH {_CLAIM_STEPS}{_STAMP}"
 
 # One named queue, as a range of one value: the planner then keeps
 # queue_name in the ORDER BY (it drops a column equal to a constant), which
@@ -57,6 +62,20 @@ _FINISH = """
 WITH taken AS (DELETE FROM {claimed} WHERE id = %s RETURNING job_id)
 UPDATE {job} AS job SET finished_at = %s, return_value = %s
 FROM taken WHERE job.id = taken.job_id
+"""
+
+# _FINISH, then _CLAIM gated on the fence: a claim that was gone finishes
+# nothing and claims nothing. One row per claimed job, or one row of NULLs
+# when none was; the last column counts the finished job (0 or 1).
+_FINISH_AND_CLAIM = f"""
+WITH done AS (DELETE FROM {{claimed}} WHERE id = %s RETURNING job_id),
+finished AS (
+    UPDATE {{job}} AS job SET finished_at = %s, return_value = %s
+    FROM done WHERE job.id = done.job_id RETURNING job.id
+),{_CLAIM_STEPS}, next AS ({_STAMP}
+)
+SELECT next.*, (SELECT count(*) FROM finished) AS finished
+FROM (VALUES (1)) AS one LEFT JOIN next ON true
 """
 
 # One enqueue of jobs that are due and unlimited: insert them, make them
@@ -139,16 +158,69 @@ class PostgreSQLDialect(Dialect):
         self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
     ) -> Statement:
         """Lock, move and stamp up to ``limit`` ready jobs."""
+        sql, params = self._claim_sql(_CLAIM, queue, gate="")
+        return sql, [*params, limit, process_id, now, now, now, worker_id]
+
+    def finish_and_claim(
+        self,
+        claim_id: int,
+        job_id: int,
+        now: datetime,
+        return_value: Any,
+        then: tuple[int, Statement, int | None, str],
+    ) -> tuple[bool, ClaimedRows]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.finish_and_claim_in_one(claim_id, now, return_value, then))
+            columns = [column[0] for column in cursor.description][:-2]
+            rows = cursor.fetchall()
+        finished = bool(rows and rows[0][-1])
+        claimed = [row for row in rows if row[-2] is not None]
+        priority, at = columns.index("priority"), columns.index("id")
+        claimed.sort(key=lambda row: (-row[priority], row[at]))
+        return finished, ClaimedRows(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+
+    def finish_and_claim_in_one(
+        self,
+        claim_id: int,
+        now: datetime,
+        return_value: Any,
+        then: tuple[int, Statement, int | None, str],
+    ) -> Statement:
+        """Record success on one claim's job and, only if its claim was
+        still there, claim ``then``'s (limit, queue, process id, worker id)."""
+        limit, queue, process_id, worker_id = then
+        sql, params = self._claim_sql(
+            _FINISH_AND_CLAIM, queue, gate=" AND EXISTS (SELECT 1 FROM done)"
+        )
+        return sql, [
+            claim_id,
+            now,
+            self._json(return_value),
+            *params,
+            limit,
+            process_id,
+            now,
+            now,
+            now,
+            worker_id,
+        ]
+
+    def _claim_sql(self, template: str, queue: Statement, gate: str) -> Statement:
         where, params = queue
         order = "priority DESC, job_id"
         if where == ONE_QUEUE or where.startswith(f"{ONE_QUEUE} "):
             where = f"{_ONE_QUEUE_IN_ORDER[0]}{where[len(ONE_QUEUE) :]}"
             params, order = [params[0], *params], _ONE_QUEUE_IN_ORDER[1]
         tables = self.tables
-        sql = _CLAIM.format(
-            ready=tables.ready, claimed=tables.claimed, job=tables.job, where=where, order=order
+        sql = template.format(
+            ready=tables.ready,
+            claimed=tables.claimed,
+            job=tables.job,
+            where=where,
+            order=order,
+            gate=gate,
         )
-        return sql, [*params, limit, process_id, now, now, now, worker_id]
+        return sql, params
 
     def finish_in_one(self, claim_id: int, now: datetime, return_value: Any) -> Statement:
         """Delete the claim and record success on its job."""
