@@ -49,6 +49,24 @@ class PostgreSQLStatementTests(SimpleTestCase):
         self.assertEqual(params[:2], [11, NOW])
         self.assertEqual(params[2].obj, {"a": 1})
 
+    def test_finish_and_claim_is_one_statement_gated_on_the_fence(self) -> None:
+        """The next claim reads the finish's DELETE: no claim row, no claim."""
+        where, params = queue_filter("mail", [])
+        sql, params = self.dialect.finish_and_claim_in_one(
+            11, NOW, {"v": 1}, (1, (where, params), 7, "w-1")
+        )
+        self.assertIn(
+            'WITH done AS (DELETE FROM "robust_queue_claimed_execution" WHERE id = %s', sql
+        )
+        self.assertIn(
+            "WHERE queue_name >= %s AND queue_name <= %s AND EXISTS (SELECT 1 FROM done)\n"
+            "    ORDER BY queue_name, priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            sql,
+        )
+        self.assertIn("(SELECT count(*) FROM finished) AS finished", sql)
+        self.assertEqual(params[:2], [11, NOW])
+        self.assertEqual(params[3:], ["mail", "mail", 1, 7, NOW, NOW, NOW, "w-1"])
+
     def test_a_ready_enqueue_notifies_its_queues(self) -> None:
         """The enqueue statement ends with pg_notify on the ready channel."""
         from robust_queue.models import Job
