@@ -43,7 +43,7 @@ def perform(
     on_outcome: Callable[[], None] | None = None,
     guard: Guard | None = None,
     on_recorded: Callable[[], None] | None = None,
-    then: NextClaim | None = None,
+    then: Callable[[], NextClaim | None] | None = None,
 ) -> bool:
     """Run ``claimed``'s task; True if this call finalized the job (False
     also when a rate-limited job goes back in line, ``rate_gate.py``).
@@ -53,8 +53,8 @@ def perform(
     back to ready. ``on_recorded`` is called once it is written (or the
     claim was found gone): nothing is left to keep claimed. ``guard`` runs
     the body (a worker's watchdog: time limits, cancellation). ``then``:
-    on success, claim the thread's next job with the same commit
-    (``NextClaim``; it stays empty on any other outcome).
+    asked once the body succeeded, what to claim for the thread's next job
+    with the same commit (``NextClaim``); not asked on any other outcome.
     """
     job = claimed.job
     on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
@@ -111,7 +111,7 @@ def _perform_task(
     result: TaskResult[Any],
     hooks: tuple[Callable[[], None], Callable[[], None]],
     guard: Guard,
-    then: NextClaim | None = None,
+    then: Callable[[], NextClaim | None] | None = None,
 ) -> tuple[Finalized, str]:
     """Run the body, record its outcome and send ``task_finished``.
 
@@ -138,7 +138,7 @@ def _perform_task(
         _finished(finalized, sender, result)
         return finalized, attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
     on_outcome()
-    finalized = record_success(claimed, value, then)
+    finalized = record_success(claimed, value, then() if then is not None else None)
     on_recorded()
     if finalized is Finalized.REPLACED:
         _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)

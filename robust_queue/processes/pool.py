@@ -127,7 +127,7 @@ class Pool:
     def _run(self) -> None:
         claimed = self._jobs.get()
         while claimed is not None:
-            then = self.next_claim() if self.next_claim is not None else None
+            asked: list[NextClaim] = []
             recorded: list[bool] = []
             try:
                 perform(
@@ -135,17 +135,25 @@ class Pool:
                     on_outcome=partial(self._mark_finalizing, claimed.pk),
                     guard=self.guard,
                     on_recorded=partial(self._recorded, claimed.pk, recorded),
-                    then=then,
+                    then=partial(self._ask_next_claim, asked),
                 )
             except Exception:  # noqa: BLE001 - a failure past perform()'s own handling is logged
                 self._log_failure(claimed, recorded=bool(recorded))
             finally:
                 self._keep_connection_healthy()
-                following = self._take_over(claimed.pk, then.claimed if then else [])
+                following = self._take_over(claimed.pk, asked[0].claimed if asked else [])
                 if following is None:
                     self.on_idle()
             claimed = following if following is not None else self._jobs.get()
         connections.close_all()
+
+    def _ask_next_claim(self, asked: list[NextClaim]) -> NextClaim | None:
+        """What to claim with this finish: asked as the body has succeeded,
+        so pauses and stops meanwhile count."""
+        then = self.next_claim() if self.next_claim is not None else None
+        if then is not None:
+            asked.append(then)
+        return then
 
     def _take_over(self, ended: int, claimed: list[ClaimedExecution]) -> ClaimedExecution | None:
         """End claim ``ended`` and return the job this thread claimed with
