@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from django.test import TransactionTestCase, override_settings
 from django.utils import timezone
 
+from robust_queue import __version__
 from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
 from robust_queue.models import FailedExecution, Job, Pause, Process, ReadyExecution
 from testproject import tasks
@@ -273,6 +274,39 @@ class CommandLineTests(TransactionTestCase):
         self.assertEqual((out, code), ("", 2))
         self.assertIn("robust_queue pause", err)
         self.assertIn("the following arguments are required: QUEUE", err)
+
+    def test_a_subcommands_help_names_it_and_its_arguments(self) -> None:
+        out, err, code = from_command_line("pause", "--help")
+        self.assertEqual((err, code), ("", 0))
+        self.assertTrue(out.startswith("usage: manage.py robust_queue pause "), out[:80])
+        self.assertIn("QUEUE [QUEUE ...]", out)
+        self.assertIn("--database DATABASE", out)
+        self.assertIs(Pause.objects.exists(), False)
+
+    def test_the_version_is_robust_queues(self) -> None:
+        for words in (("--version",), ("status", "--version"), ("cancel", "--version")):
+            with self.subTest(words=words):
+                self.assertEqual(from_command_line(*words), (f"{__version__}\n", "", 0))
+
+    def test_a_bad_option_value_exits_2_naming_the_option(self) -> None:
+        out, err, code = from_command_line("status", "--failures", "many")
+        self.assertEqual((out, code), ("", 2))
+        self.assertIn("usage: manage.py robust_queue status", err)
+        self.assertIn("argument --failures: invalid int value: 'many'", err)
+
+    def test_cancelling_the_same_id_twice_reports_the_second_as_failed(self) -> None:
+        """Every id is reported in order: the first cancels, the second
+        finds the job already ended, and the exit code says not all were."""
+        result = tasks.add.enqueue(1, 2)
+        out, err, code = from_command_line("cancel", "--", result.id, result.id)
+        self.assertEqual(code, 1)
+        self.assertEqual(out, f"{result.id}: cancelled\n")
+        self.assertEqual(
+            err,
+            f"{result.id}: error: Job {result.id} has already failed; only a waiting "
+            "or running job can be cancelled.\n",
+        )
+        self.assertEqual(FailedExecution.objects.filter(job__result_id=result.id).count(), 1)
 
     @override_settings(ROBUST_QUEUE={"maintenance_interval": [60]})
     def test_health_refuses_invalid_settings_by_name(self) -> None:
