@@ -5,18 +5,24 @@ were forged or meet jobs that cannot be acted on."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
+from django.utils import timezone
 
 from robust_queue.models import (
+    ClaimedExecution,
     FailedExecution,
     Job,
     Pause,
     Process,
     ReadyExecution,
     RecurringTask,
+    ScheduledExecution,
+    TaskPause,
 )
 from testproject import control_tasks
 from tests.integration.admin.base import AdminTestCase, changelist, make_staff
@@ -269,3 +275,67 @@ class BulkConfirmationEdgeTests(EdgeTestCase):
         self.assertIs(FailedExecution.objects.filter(job=self.ready).exists(), False)
         # The bound kept the newer scheduled job out of the action.
         self.assertIs(FailedExecution.objects.filter(job=self.scheduled).exists(), False)
+
+
+class RescheduleEdgeTests(EdgeTestCase):
+    def test_a_selection_with_nothing_to_reschedule_says_so_even_when_confirmed(self) -> None:
+        """Only scheduled and failed jobs move: a confirmed form over a
+        ready and a running job changes nothing and says why."""
+        self.login()
+        run_at = (timezone.localtime() + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+        page = self.client.post(
+            changelist(),
+            {
+                "action": "reschedule_selected",
+                "_selected_action": [self.ready.pk, self.running.pk],
+                "index": 0,
+                "confirm": "yes",
+                "run_at": run_at,
+            },
+        )
+        self.assertEqual(page.status_code, 200)
+        self.assertEqual(page.context["count"], 0)
+        self.assertContains(
+            page,
+            "None of the selected jobs is scheduled or failed: there is nothing to reschedule.",
+        )
+        self.assertNotContains(page, "Yes, reschedule")
+        self.assertIs(ReadyExecution.objects.filter(job=self.ready).exists(), True)
+        self.assertIs(ClaimedExecution.objects.filter(job=self.running).exists(), True)
+        self.assertIs(ScheduledExecution.objects.filter(job=self.ready).exists(), False)
+        self.assertIs(LogEntry.objects.exists(), False)
+
+
+class TaskPauseEdgeTests(EdgeTestCase):
+    REPORT = "testproject.tasks.report"
+
+    def setUp(self) -> None:
+        self.login()
+
+    def test_a_job_that_is_no_job_sends_back_to_the_overview(self) -> None:
+        """The ``job`` field only picks the page to go back to (and the
+        audit entry's job): one naming no job falls back to the overview."""
+        gone = self.finished.pk
+        Job.objects.filter(pk=gone).delete()
+        for job in ("abc", "0", str(gone), "9" * 30):
+            with self.subTest(job=job):
+                response = self.client.post(
+                    reverse("admin:robust_queue_task", args=["pause"]),
+                    {"task": self.REPORT, "job": job},
+                )
+                self.assertRedirects(
+                    response, reverse("admin:robust_queue_overview"), fetch_redirect_response=False
+                )
+                TaskPause.objects.resume(self.REPORT)
+        entries = LogEntry.objects.filter(change_message=f"Paused task {self.REPORT}.")
+        self.assertEqual(entries.count(), 4)
+        self.assertEqual(set(entries.values_list("object_id", flat=True)), {None})
+
+    def test_resuming_a_task_that_is_not_paused_says_so_and_logs_nothing(self) -> None:
+        response = self.client.post(
+            reverse("admin:robust_queue_task", args=["resume"]),
+            {"task": self.REPORT},
+            follow=True,
+        )
+        self.assertIn(f"Task {self.REPORT} was already resumed.", messages_of(response))
+        self.assertIs(LogEntry.objects.exists(), False)
