@@ -28,7 +28,9 @@ class FailedExecution(Execution):
 
     @property
     def exception_class_path(self) -> str:
-        return str(self.error.get("exception_class_path", ""))
+        # A row edited by hand may hold anything: no class then, no error.
+        error = self.error
+        return str(error.get("exception_class_path", "")) if isinstance(error, dict) else ""
 
     def retry(self) -> bool:
         """Make this job ready again; False if it was retried meanwhile."""

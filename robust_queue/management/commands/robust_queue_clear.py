@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ... import __version__, conf, discovery
 from ...models import Job
 from ...retention import DEFAULT_BATCH_SIZE, Retention
+from ..database import database_option
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -65,7 +66,7 @@ class Command(BaseCommand):
             task_path=options["task"],
             batch_size=options["batch_size"],
         )
-        using = options["database"] or conf.queue_database()
+        using = database_option(options["database"])
         if options["task"] is not None:
             _require_known_task(options["task"], using)
         counts = retention.clear(using, dry_run=options["dry_run"])

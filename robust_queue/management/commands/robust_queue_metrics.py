@@ -6,9 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ... import __version__, conf
+from ... import __version__
 from ...metrics.collect import collect
 from ...metrics.exposition import render
+from ..database import database_option
 
 
 class Command(BaseCommand):
@@ -25,4 +26,4 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.stdout.write(render(collect(options["database"] or conf.queue_database())), ending="")
+        self.stdout.write(render(collect(database_option(options["database"]))), ending="")

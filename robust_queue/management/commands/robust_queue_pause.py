@@ -6,9 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import __version__, conf
+from ... import __version__
 from ...exceptions import InvalidQueueNameError
 from ...models import Queue
+from ...validation import queue_name_error
+from ..database import database_option
 
 
 class Command(BaseCommand):
@@ -24,7 +26,13 @@ class Command(BaseCommand):
         parser.add_argument("--database", default=None, help="Queue database alias.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        using = options["database"] or conf.queue_database()
+        using = database_option(options["database"])
+        if self.verb == "pause":
+            # Every name checked before any is paused: nothing half-done.
+            # (Resume takes any name: a pause written by hand can go.)
+            for name in options["queues"]:
+                if (error := queue_name_error(name)) is not None:
+                    raise CommandError(f"{error} Nothing was paused.")
         for name in options["queues"]:
             queue = Queue(name, using)
             try:

@@ -6,9 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ... import __version__, conf
+from ... import __version__
 from ...admin import operations
 from ...models import FailedExecution, Job
+from ..database import database_option
 
 
 class Command(BaseCommand):
@@ -33,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Only count.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        using = options["database"] or conf.queue_database()
+        using = database_option(options["database"])
         jobs = Job.objects.using(using).filter(failed_execution__isnull=False)
         if options["task"]:
             jobs = jobs.filter(task_path=options["task"])

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ... import __version__, conf
+from ... import __version__
 from ...status import ago, short, status
+from ..database import database_option
 
 
 class Command(BaseCommand):
@@ -22,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--failures", type=int, default=10, help="How many recent failures.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        using = options["database"] or conf.queue_database()
+        using = database_option(options["database"])
         snapshot = status(using, failures=max(options["failures"], 0))
         self._table(
             "Queues",
