@@ -61,6 +61,13 @@ def attempt_of(record: Any) -> int | None:
     return number
 
 
+def names_attempt(record: Any) -> bool:
+    """Whether a record says which attempt it ended, 0 (none: a waiting
+    job was cancelled) included; older records do not."""
+    number = record.get(ATTEMPT) if isinstance(record, dict) else None
+    return isinstance(number, int) and not isinstance(number, bool)
+
+
 def moment(record: Any, field: str) -> datetime | None:
     """A stored start or end time; None if missing or unreadable."""
     value = record.get(field) if isinstance(record, dict) else None

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import attempt_history
 from ..models import Job, JobState, Process
 from ..models.execution import Execution
 from . import display
@@ -70,9 +71,14 @@ def attempts_of(job: Job, errors: list[dict[str, Any]], state: JobState | None) 
 
 def errors_by_attempt(errors: list[dict[str, Any]], count: int) -> dict[int, dict[str, Any]]:
     """The error of each attempt that failed: by the number each record
-    names, or (older rows, none named) by position."""
-    named = {e["attempt"]: e for e in errors if e.get("attempt") and e["attempt"] <= count}
-    if any(error.get("attempt") for error in errors):
+    names, or (older rows, none named) by position. A record naming
+    attempt 0 ended none (cancelled while waiting): it is named, too."""
+    named = {
+        number: e
+        for e in errors
+        if (number := attempt_history.attempt_of(e)) is not None and number <= count
+    }
+    if any(error.get("names_attempt") for error in errors):
         return named
     return {number: error for number, error in enumerate(errors[:count], start=1)}
 

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import signals
+from ..attempt_history import ATTEMPT
 from ..compat import TaskResultDoesNotExist
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import JobCancelledError, NotCancellableError
@@ -94,7 +95,9 @@ def _cancel_once(job: Job, using: str) -> tuple[CancelOutcome | None, Job, bool]
 
 def _fail(jobs: Any, job_pk: int, using: str) -> Job:
     job: Job = jobs.select_for_update().get(pk=job_pk)
-    error = error_record(JobCancelledError(f"Job {job.result_id} was cancelled."))
+    # Attempt 0: this failure ended no attempt (the job was waiting), which
+    # readers must not pair with an earlier, released one.
+    error = {**error_record(JobCancelledError(f"Job {job.result_id} was cancelled.")), ATTEMPT: 0}
     job.errors = [*stored_errors(job.errors), error]
     job.save(update_fields=["errors"])
     execution_manager(type(job), JobState.FAILED, using).create(job=job, error=error)

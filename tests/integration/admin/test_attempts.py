@@ -118,3 +118,32 @@ class AttemptHistoryPageTests(TestCase):
         self.assertEqual(labels, ["Attempt 1", "No attempt (the job was waiting)"])
         [attempt] = response.context["attempts"]
         self.assertEqual(attempt.outcome, "failed")
+
+    def test_a_cancel_after_a_released_attempt_is_tied_to_no_attempt(self) -> None:
+        """The only error is the cancel: it must not be paired with the
+        released attempt by position (as records of old versions are)."""
+        result = tasks.add.enqueue(1, 2)
+        [claimed] = claim(worker_id=WORKERS[0])
+        claimed.release()
+        job = Job.objects.get(result_id=result.id)
+        job.cancel()
+        job.refresh_from_db()
+        self.assertEqual([attempt_of(e) for e in job.errors], [None])
+        self.client.force_login(self.user)
+        response = self.client.get(job_url("change", job.pk))
+        labels = [e["label"] for e in response.context["attempt_errors"]]
+        self.assertEqual(labels, ["No attempt (the job was waiting)"])
+        [attempt] = response.context["attempts"]
+        self.assertEqual(attempt.outcome, "ended (released or lost)")
+        self.assertEqual(attempt.exception_class, "")
+
+    def test_an_attempt_number_edited_into_text_still_renders(self) -> None:
+        job = self._three_attempts()
+        Job.objects.filter(pk=job.pk).update(
+            errors=[{**job.errors[0], "attempt": "one"}, job.errors[1]]
+        )
+        self.client.force_login(self.user)
+        response = self.client.get(job_url("change", job.pk))
+        self.assertEqual(response.status_code, 200)
+        labels = [e["label"] for e in response.context["attempt_errors"]]
+        self.assertEqual(labels, ["No attempt (the job was waiting)", "Attempt 3"])
