@@ -298,16 +298,7 @@ class CancelAcrossBackendsTests(TestCase):
         )
 
 
-class RetentionBatchTests(TestCase):
-    def test_finished_jobs_are_cleared_over_several_batches_and_waiting_ones_kept(self) -> None:
-        for n in range(5):
-            tasks.add.enqueue(n, n)
-        self.assertEqual(work_off(), 5)
-        waiting = tasks.add.enqueue(9, 9)
-        retention = Retention(finished_older_than=timedelta(seconds=-1), batch_size=2)
-        self.assertEqual(retention.clear("default"), {"finished": 5, "failed": 0})
-        self.assertEqual(list(Job.objects.values_list("result_id", flat=True)), [waiting.id])
-
+class RetentionEdgeTests(TestCase):
     def test_failed_jobs_are_cleared_over_several_batches(self) -> None:
         for n in range(3):
             tasks.fail.enqueue(f"boom {n}")
@@ -322,14 +313,21 @@ class RetentionBatchTests(TestCase):
         self.assertFalse(FailedExecution.objects.exists())
         self.assertEqual(list(Job.objects.values_list("result_id", flat=True)), [kept.id])
 
-    def test_a_task_path_limits_what_is_cleared(self) -> None:
-        tasks.add.enqueue(1, 1)
-        tasks.echo.enqueue("x")
-        work_off()
-        retention = Retention(
-            finished_older_than=timedelta(seconds=-1), task_path=tasks.echo.module_path
+    def test_a_failed_batch_member_cleared_before_completion_still_counts_as_failed(
+        self,
+    ) -> None:
+        """A member that is gone counts as a success unless retention
+        recorded its failure when it cleared it."""
+        with robust_queue.batch(on_success=tasks.echo, on_failure=tasks.record) as created:
+            tasks.fail.enqueue("boom")
+        self.assertEqual(work_off(), 1)
+        Retention(finished_older_than=None, failed_older_than=timedelta(seconds=-1)).clear(
+            "default"
         )
-        self.assertEqual(retention.clear("default"), {"finished": 1, "failed": 0})
+        self.assertFalse(Job.objects.exists())
+        self.assertEqual(Batch.objects.complete_all_in_batches(), 1)
+        callbacks = list(Job.objects.values_list("task_path", "arguments"))
         self.assertEqual(
-            list(Job.objects.values_list("task_path", flat=True)), [tasks.add.module_path]
+            callbacks,
+            [(tasks.record.module_path, {"args": [created.batch_id], "kwargs": {}})],
         )
