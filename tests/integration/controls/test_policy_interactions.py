@@ -46,6 +46,13 @@ def hourly(n: int) -> int:
 
 
 @retry(3, backoff="fixed", wait=timedelta(0))  # type: ignore[untyped-decorator]
+@rate_limit(to=1, per=timedelta(hours=1))  # type: ignore[untyped-decorator]
+@task()
+def hourly_failing(n: int) -> None:
+    raise ValueError(f"fails {n}")
+
+
+@retry(3, backoff="fixed", wait=timedelta(0))  # type: ignore[untyped-decorator]
 @task(takes_context=True)
 def fails_first(context: TaskContext, n: int) -> int:
     if context.attempt == 1:
@@ -124,6 +131,19 @@ class RateLimitMeetsOtherPoliciesTests(TestCase):
         self.assertEqual(hourly.get_result(first.id).status, TaskResultStatus.SUCCESSFUL)
         self.assertEqual(hourly.get_result(second.id).status, TaskResultStatus.READY)
 
+    def test_a_retry_waits_on_the_rate_limit_like_any_dispatch(self) -> None:
+        """The failed attempt took the window's one start: the retry, due
+        at once, waits for the next window instead of running."""
+        result = hourly_failing.enqueue(1)
+        self.assertEqual(run_once(), 1)
+        self.assertEqual(run_once(), 0)
+        waiting = BlockedExecution.objects.get()
+        self.assertEqual(waiting.job.result_id, result.id)
+        self.assertEqual(waiting.concurrency_key, f"rate:{hourly_failing.module_path}/")
+        self.assertEqual(RateLimit.objects.get().count, 1)
+        fetched = hourly_failing.get_result(result.id)
+        self.assertEqual((fetched.status, len(fetched.errors)), (TaskResultStatus.READY, 1))
+
     def test_cancelling_a_job_waiting_on_a_rate_limit_frees_no_start(self) -> None:
         hourly.enqueue(1)
         waiting = hourly.enqueue(2)
@@ -159,6 +179,15 @@ class RetriedBatchMemberTests(TestCase):
         self.assertEqual([j.args for j in jobs_of(tasks.echo.module_path)], [[created.batch_id]])
         self.assertEqual(jobs_of(tasks.record.module_path), [])
         self.assertEqual(len(jobs_of(tasks.add.module_path)), 1)
+
+    def test_a_snoozed_member_keeps_its_batch_open(self) -> None:
+        with robust_queue.batch(on_finish=tasks.echo) as created:
+            snoozed = unique_snoozing.enqueue(5)
+        self.assertEqual(run_once(), 1)
+        self.assertEqual(ScheduledExecution.objects.get().job.result_id, snoozed.id)
+        self.assertEqual(complete(), 0)
+        self.assertIsNone(Batch.objects.get(batch_id=created.batch_id).completed_at)
+        self.assertEqual(jobs_of(tasks.echo.module_path), [])
 
     def test_a_member_that_fails_after_its_retries_fires_on_failure(self) -> None:
         with robust_queue.batch(on_success=tasks.echo, on_failure=tasks.record) as created:
