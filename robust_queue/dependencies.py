@@ -45,9 +45,10 @@ def enqueue_after(
     return backend.enqueue_after(_parent_ids(parents, task), task, args, kwargs or {})
 
 
-def chain(steps: Iterable[Step], *, after: Iterable[Parent] = ()) -> list[TaskResult[Any]]:
+def chain(steps: Iterable[Step], *, after: Parent | Iterable[Parent] = ()) -> list[TaskResult[Any]]:
     """Enqueue ``steps`` to run one after the other: each waits for the
-    one before it (the first for ``after``, if given). A step is a task
+    one before it (the first for ``after``, if given: one parent or
+    several, as ``enqueue_after`` takes them). A step is a task
     (run without arguments) or a ``(task, args, kwargs)`` triple; every
     step uses one backend. All are written in one transaction, or none.
 
@@ -58,7 +59,8 @@ def chain(steps: Iterable[Step], *, after: Iterable[Parent] = ()) -> list[TaskRe
     if not calls:
         raise DependencyError("chain() needs at least one step.")
     backend = _backend_of(calls[0][0])
-    parents = list(after)
+    # One id or result is one parent (a string is not a list of ids).
+    parents = [after] if isinstance(after, (str, TaskResult)) else list(after)
     results: list[TaskResult[Any]] = []
     with transaction.atomic(using=backend.database):
         for task, args, kwargs in calls:

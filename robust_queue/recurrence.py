@@ -24,6 +24,7 @@ from .compat import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY, Task
 from .decorators import require_task
 from .exceptions import ConfigurationError, UnknownTaskError
 from .registry import resolve_task
+from .validation import queue_name_error
 
 SETTING = conf.RECURRING_TASKS.name
 KEY_MAX_LENGTH = 255
@@ -53,6 +54,9 @@ class RecurringDefinition:
             errors.append(f"{where}: the key must be a string of 1 to 255 characters.")
         error = schedule_error(self.schedule)
         if error:
+            errors.append(f"{where}: {error}")
+        # "" is the task's own queue; any other must be one a task can use.
+        if self.queue_name != "" and (error := queue_name_error(self.queue_name)):
             errors.append(f"{where}: {error}")
         if self.priority is not None and (
             isinstance(self.priority, bool)

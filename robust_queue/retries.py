@@ -74,7 +74,8 @@ class RetryPolicy:
                 errors.append(
                     f"'{name}' must be a timedelta from 0 to {MAX_DELAY.days} days, not {value!r}."
                 )
-        if not isinstance(self.jitter, (int, float)) or not 0 <= self.jitter <= 1:
+        jitter = self.jitter
+        if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or not 0 <= jitter <= 1:
             errors.append(f"'jitter' must be between 0 and 1, not {self.jitter!r}.")
         for name in ("retry_on", "discard_on"):
             if not _are_exception_classes(getattr(self, name)):

@@ -147,6 +147,3 @@ def _duration(value: Any) -> Keep:
         return conversions.positive_duration(value)
     except ValueError:
         return None
-    if isinstance(value, timedelta) and value > timedelta(0):
-        return value
-    return None

@@ -73,6 +73,8 @@ class DecoratorTests(SimpleTestCase):
             ({"schedule": "nope"}, "does not parse"),
             ({"schedule": "@daily", "args": (object(),)}, "its arguments cannot be stored"),
             ({"schedule": "@daily", "priority": 101}, "priority must be an integer"),
+            ({"schedule": "@daily", "queue_name": "no such queue!"}, "is invalid"),
+            ({"schedule": "@daily", "queue_name": "q" * 65}, "longer than 64 characters"),
         ]
         for kwargs, message in cases:
             schedule = kwargs.pop("schedule")
@@ -109,13 +111,18 @@ class SettingsTests(SimpleTestCase):
             "bad-args": {"task": "testproject.tasks.add", "schedule": "@daily", "args": [{1, 2}]},
             "typo": {"task": "testproject.tasks.add", "schedule": "@daily", "queue": "x"},
             "tick-july": {"task": "testproject.control_tasks.tick", "schedule": "@daily"},
+            "bad-queue": {
+                "task": "testproject.tasks.add",
+                "schedule": "@daily",
+                "queue_name": "bad queue!",
+            },
         }
         with override_settings(ROBUST_QUEUE={"recurring_tasks": entries}):
             errors = validate_recurring()
             with self.assertRaises(ConfigurationError):
                 recurring_module.definitions()
         text = "\n".join(errors)
-        self.assertEqual(len(errors), 6, text)
+        self.assertEqual(len(errors), 7, text)
         for needle in (
             "'* * *' does not parse",
             "'os.system' names no task declared",
@@ -123,6 +130,7 @@ class SettingsTests(SimpleTestCase):
             "arguments cannot be stored",
             "unknown fields: queue",
             "'tick-july' is declared both",
+            "Recurring task 'bad-queue': Queue name 'bad queue!' is invalid",
         ):
             self.assertIn(needle, text)
         # The clash is with the @recurring declaration on control_tasks.tick.

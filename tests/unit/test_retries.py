@@ -107,6 +107,7 @@ class DecoratorTests(SimpleTestCase):
             ({"wait": timedelta(days=366)}, "'wait' must be a timedelta from 0 to 365 days"),
             ({"max_wait": timedelta(-1)}, "'max_wait' must be a timedelta from 0 to 365 days"),
             ({"jitter": 2}, "'jitter' must be between 0 and 1"),
+            ({"jitter": True}, "'jitter' must be between 0 and 1, not True"),
             ({"retry_on": ("ValueError",)}, "'retry_on' must be a tuple"),
         ]
         for kwargs, message in cases:

@@ -134,6 +134,17 @@ class ChainTests(TestCase):
         robust_queue.chain([tasks.returns_set, (tasks.record, ("b",), {})], after=[first])
         self.assertEqual(BlockedExecution.objects.count(), 2)
 
+    def test_a_chain_after_one_id_or_one_result_waits_on_that_job(self) -> None:
+        first = tasks.record.enqueue("first")
+        for after in (first.id, first):
+            with self.subTest(after=type(after).__name__):
+                [step] = robust_queue.chain([tasks.returns_set], after=after)
+                child = Job.objects.get(result_id=step.id)
+                self.assertEqual(
+                    list(child.dependencies.values_list("parent__result_id", flat=True)),
+                    [first.id],
+                )
+
     def test_a_bad_step_writes_nothing(self) -> None:
         with self.assertRaisesMessage(DependencyError, "A chain step is a Task"):
             robust_queue.chain([tasks.add, "not a task"])
