@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from django.db import DatabaseError, models, transaction
@@ -71,6 +72,14 @@ def _send_stopped(job: Job, error: dict[str, str]) -> None:
         signal.send(sender=Job, job=job, error=error)
 
 
+@cache
+def _claim_fields() -> list[str]:
+    """The columns a claim is built from, in the model's field order
+    (``from_db()`` maps values by that order, whatever the names' order)."""
+    known = ("id", "job_id", "process_id", "created_at")
+    return [f.attname for f in ClaimedExecution._meta.concrete_fields if f.attname in known]
+
+
 @dataclass(eq=False)
 class NextClaim:
     """The job a worker thread claims for itself as it finishes one.
@@ -118,10 +127,7 @@ class ClaimedExecution(Execution):
     ) -> list[ClaimedExecution]:
         """Claims (with their jobs) of rows a dialect claimed."""
         jobs = instances(Job, using, claimed.columns, [row for _, row in claimed.rows])
-        # from_db() takes the values in the model's field order, whatever
-        # the order of the names.
-        known = ("id", "job_id", "process_id", "created_at")
-        fields = [f.attname for f in cls._meta.concrete_fields if f.attname in known]
+        fields = _claim_fields()
         rows = []
         for (claim_id, _), job in zip(claimed.rows, jobs, strict=True):
             values = {"id": claim_id, "job_id": job.pk, "process_id": process_id, "created_at": now}

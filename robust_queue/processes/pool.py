@@ -161,21 +161,28 @@ class Pool:
 
         A claim made as shutdown began (or after claims were given back) is
         given back at once, its body not run: a stopping worker starts
-        nothing new.
+        nothing new. The thread counts as busy until that is done, so a
+        drained pool has nothing in flight.
         """
         following = claimed[0] if claimed else None
         with self._lock:
-            self._abandoned.discard(ended)
-            self._running_claims.discard(ended)
             if following is not None and not self._closed and self.keeps_claiming():
+                self._end(ended)
                 self._running_claims.add(following.pk)
                 return following
         for unwanted in claimed:
             try:
                 unwanted.release()
-            except Exception:
+            except Exception:  # logged; the shutdown's release gives it back
                 logger.exception("Giving back job %s claimed at shutdown failed", unwanted.job_id)
+        with self._lock:
+            self._end(ended)
         return None
+
+    def _end(self, claim_pk: int) -> None:
+        """Claim ``claim_pk`` no longer holds its thread (under the lock)."""
+        self._abandoned.discard(claim_pk)
+        self._running_claims.discard(claim_pk)
 
     def _mark_finalizing(self, claim_pk: int) -> None:
         with self._lock:

@@ -127,10 +127,7 @@ class PostgreSQLDialect(Dialect):
             cursor.execute(*self.claim_in_one(limit, queue, process_id, worker_id, now))
             columns = [column[0] for column in cursor.description][:-1]
             rows = cursor.fetchall()
-        # RETURNING has no order: put the batch back in claim order.
-        priority, at = columns.index("priority"), columns.index("id")
-        rows.sort(key=lambda row: (-row[priority], row[at]))
-        return ClaimedRows(columns, [(row[-1], tuple(row[:-1])) for row in rows])
+        return _in_claim_order(columns, [(row[-1], tuple(row[:-1])) for row in rows])
 
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
         with self.connection.cursor() as cursor:
@@ -175,9 +172,7 @@ class PostgreSQLDialect(Dialect):
             rows = cursor.fetchall()
         finished = bool(rows and rows[0][-1])
         claimed = [row for row in rows if row[-2] is not None]
-        priority, at = columns.index("priority"), columns.index("id")
-        claimed.sort(key=lambda row: (-row[priority], row[at]))
-        return finished, ClaimedRows(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+        return finished, _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
 
     def finish_and_claim_in_one(
         self,
@@ -270,3 +265,10 @@ class PostgreSQLDialect(Dialect):
         )
         insert = f"INSERT INTO {self.tables.job} ({columns}) SELECT * FROM unnest({arrays})"
         return _ENQUEUE.format(insert=insert, ready=self.tables.ready), fields
+
+
+def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]]) -> ClaimedRows:
+    """(claim id, job row) pairs sorted as claimed: RETURNING has no order."""
+    priority, at = columns.index("priority"), columns.index("id")
+    rows.sort(key=lambda pair: (-pair[1][priority], pair[1][at]))
+    return ClaimedRows(columns, rows)

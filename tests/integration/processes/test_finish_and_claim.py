@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from unittest import mock
 
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, connections, transaction
 from django.test import TransactionTestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -27,6 +27,7 @@ from robust_queue.models import (
 from robust_queue.models.sql import dialect_for
 from robust_queue.processes.pool import Pool
 from testproject import tasks
+from tests.connections import kill_lock_waiters
 from tests.helpers import claim, wait_until
 
 
@@ -132,6 +133,40 @@ class FinishAndClaimTests(TransactionTestCase):
         self.assertEqual(then.claimed, [])
         self.assertEqual(tasks.add.get_result(done.id).return_value, 2)
         self.assertEqual(ReadyExecution.objects.count(), 1)
+
+
+class KilledMidStatementTests(TransactionTestCase):
+    def test_a_finish_and_claim_killed_mid_statement_finishes_alone(self) -> None:
+        """The combined statement waits on a lock and its session is
+        killed: nothing of it stays (the next job is still ready), and the
+        success is recorded by the plain finish on a new connection."""
+        if connection.vendor == "sqlite":
+            self.skipTest("SQLite has no sessions to kill")
+        process = Process.objects.create(kind="worker", name="worker-test", pid=1)
+        done = tasks.add.enqueue(1, 1)
+        waiting = tasks.add.enqueue(2, 2)
+        [row] = claim(1)
+        then = next_claim(process)
+        outcome: list[Finalized] = []
+
+        def finish() -> None:
+            try:
+                outcome.append(record_success(row, 2, then))
+            finally:
+                connections.close_all()
+
+        worker = threading.Thread(target=finish)
+        with transaction.atomic():
+            ClaimedExecution.objects.select_for_update().get(pk=row.pk)
+            worker.start()
+            kill_lock_waiters(1)
+        worker.join(60)
+        self.assertFalse(worker.is_alive())
+        self.assertEqual(outcome, [Finalized.RECORDED])
+        self.assertEqual(then.claimed, [])
+        self.assertEqual(tasks.add.get_result(done.id).return_value, 2)
+        self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+        self.assertFalse(ClaimedExecution.objects.exists())
 
 
 def pool_threads() -> list[threading.Thread]:
