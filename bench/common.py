@@ -44,6 +44,16 @@ def teardown_django() -> None:
 
 
 @contextmanager
+def throwaway_database(database: str) -> Iterator[None]:
+    """Django on a test database of ``database`` for the block, dropped after."""
+    setup_django(database)
+    try:
+        yield
+    finally:
+        teardown_django()
+
+
+@contextmanager
 def timed() -> Iterator[Callable[[], float]]:
     start = time.perf_counter()
     elapsed: list[float] = []

@@ -15,7 +15,7 @@ import argparse
 import cProfile
 import pstats
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -24,11 +24,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10000)
     parser.add_argument("--top", type=int, default=25)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options.database, options.jobs, options.top)
-    finally:
-        teardown_django()
 
 
 def _run(database: str, jobs: int, top: int) -> None:

@@ -34,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import ROOT, throwaway_database
 
 CONFIG: dict[str, Any] = {
     "dispatchers": [{"batch_size": 500, "polling_interval": 0.2}],
@@ -52,13 +52,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--reps", type=int, default=2)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         for _ in range(options.reps):
             for count in options.supervisors:
                 _run(options.database, options.jobs, count, options.threads)
-    finally:
-        teardown_django()
 
 
 def _counts(value: str) -> list[int]:
