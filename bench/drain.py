@@ -46,7 +46,7 @@ def main() -> None:
     setup_django(options.database)
     try:
         for processes, threads in options.shapes:
-            _drain(options.database, options.jobs, processes, threads, options.sleep_ms)
+            drain(options.database, options.jobs, processes, threads, options.sleep_ms)
         if not options.no_latency:
             _latency(options.database, options.samples)
     finally:
@@ -80,7 +80,7 @@ def _stop(supervisor: subprocess.Popen[bytes]) -> None:
     supervisor.wait(timeout=30)
 
 
-def _drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: float) -> None:
+def drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: float) -> float:
     from django.db.models import Max, Min
 
     import robust_queue
@@ -132,6 +132,7 @@ def _drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: flo
         f"database server + rest; "
         f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB"
     )
+    return jobs / elapsed
 
 
 def _latency(database: str, samples: int) -> None:

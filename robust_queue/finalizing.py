@@ -11,6 +11,10 @@ e.g. the process was pruned meanwhile, nothing is written.
 - A permanent error (a value the database refuses: ``DataError``,
   ``IntegrityError``, MySQL's packet limit) replaces the outcome with a
   ``FinalizeError`` failure that quotes the value, escaped and cut.
+- A write whose answer was lost may have committed: a retry then finds
+  the claim gone. The job says whether it was this write
+  (``ClaimedExecution.finish_landed``/``fail_landed``); if so the outcome
+  is recorded (signals, statistics) as if the answer had come.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import reprlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +81,7 @@ def record_success(
     failing claim can never turn a success into a failure.
     """
     using = claimed._state.db or "default"
+    in_doubt = False
     if then is not None and not connections[using].in_atomic_block:
         try:
             done = claimed.finish(value, then)
@@ -83,11 +89,11 @@ def record_success(
             # then.claimed is set only once the statement went through.
             logger.debug("Finish and claim of job %s failed: %r", claimed.job_id, exc)
             _recover(using)
+            in_doubt = True
         else:
             return Finalized.RECORDED if done else Finalized.SKIPPED
-    return _record(
-        claimed, lambda: claimed.finish(value), value, "return value", _QUOTE.repr(value)
-    )
+    step = Step(lambda: claimed.finish(value), lambda: claimed.finish_landed(value), in_doubt)
+    return _record(claimed, step, value, "return value", _QUOTE.repr(value))
 
 
 def record_failure(
@@ -95,19 +101,33 @@ def record_failure(
 ) -> Finalized:
     """Store one failed attempt, retried ``retry_in`` from now if given."""
     quote = f"{error.get('exception_class_path')}\n{error.get('traceback')}"
-    return _record(claimed, lambda: claimed.fail(error, retry_in), error, "failure", quote)
+    step = Step(lambda: claimed.fail(error, retry_in), lambda: claimed.fail_landed(error, retry_in))
+    return _record(claimed, step, error, "failure", quote)
 
 
 def record_snooze(claimed: ClaimedExecution, delay: timedelta) -> Finalized:
     """Give the job back to run ``delay`` from now (``snoozing.py``)."""
-    return _record(
-        claimed, lambda: snooze_claim(claimed, delay), None, "snooze", f"Snooze({delay})"
-    )
+    # A snooze whose answer was lost leaves nothing to tell it from a
+    # release: recorded as skipped (the job waits again either way).
+    step = Step(lambda: snooze_claim(claimed, delay))
+    return _record(claimed, step, None, "snooze", f"Snooze({delay})")
+
+
+@dataclass
+class Step:
+    """One finalizing write: ``write`` answers whether it went through (False:
+    the claim was gone); after an error, ``landed`` whether that earlier
+    write committed though its answer was lost. ``in_doubt``: such an error
+    came before (a finish-and-claim)."""
+
+    write: Callable[[], bool]
+    landed: Callable[[], bool] = lambda: False
+    in_doubt: bool = False
 
 
 def _record(
     claimed: ClaimedExecution,
-    step: Callable[[], bool],
+    step: Step,
     stored: Any,
     what: str,
     quote: str,
@@ -127,7 +147,9 @@ def _record(
         done,
     )
     refusal = _refusal(claimed, done, what, quote)
-    fallback = _until_done(claimed, lambda: claimed.fail(refusal), refusal)
+    fallback = _until_done(
+        claimed, Step(lambda: claimed.fail(refusal), lambda: claimed.fail_landed(refusal)), refusal
+    )
     if isinstance(fallback, bool):
         return Finalized.REPLACED if fallback else Finalized.SKIPPED
     raise FinalizeError(
@@ -136,28 +158,40 @@ def _record(
     ) from fallback
 
 
-def _until_done(
-    claimed: ClaimedExecution, step: Callable[[], bool], stored: Any
-) -> bool | Exception:
+def _until_done(claimed: ClaimedExecution, step: Step, stored: Any) -> bool | Exception:
     """``step``'s answer, retrying transient errors; a permanent one is returned.
 
-    Inside a caller's transaction (never in a worker) a transient error is
-    raised: that transaction is broken, or the caller's to retry.
+    A retry that finds the claim gone after an error asks whether the
+    earlier write committed (``Step.landed``): True then, as if its answer
+    had come. Inside a caller's transaction (never in a worker) a transient
+    error is raised: that transaction is broken, or the caller's to retry.
     """
     using = claimed._state.db or "default"
+    in_doubt = step.in_doubt
     attempt = 0
     while True:
         attempt += 1
         try:
-            return step()
+            return step.write() or (in_doubt and _landed(claimed, step))
         except Exception as exc:
             if _is_permanent(exc, using, stored):
                 _recover(using)
                 return exc
             if connections[using].in_atomic_block:
                 raise
+            in_doubt = True
             _wait_to_retry(claimed, exc, attempt)
             _recover(using)
+
+
+def _landed(claimed: ClaimedExecution, step: Step) -> bool:
+    if not step.landed():
+        return False
+    logger.warning(
+        "Job %s: the database's answer to its outcome was lost, but the outcome was recorded",
+        claimed.job_id,
+    )
+    return True
 
 
 def _is_permanent(exc: Exception, using: str, stored: Any) -> bool:

@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 def may_start(claimed: ClaimedExecution) -> bool:
     """Whether ``claimed``'s job may run now (counted in this window).
 
-    False: it went back in line, or its claim was gone; either way this
+    False: it went back in line, its claim was gone, or its cancel was
+    requested (it is failed as cancelled); either way this
     worker does not run it. A database error lets it run (logged): a job
     is never stranded in its claim while its worker lives.
     """
@@ -68,12 +69,17 @@ def _count_again(claimed: ClaimedExecution, rate: Rate, using: str, now: datetim
             row.save(update_fields=["count", "window_start", "window_end", "updated_at"])
             return True
         # The claim's own fence (ClaimedExecution owns it): exactly one
-        # transition removes the claim.
-        if not claimed._take(using):
-            return False
-        Job.objects.using(using).filter(pk=job.pk).update(snoozes=models.F("snoozes") + 1)
-        windows.wait_in_line([job], job.rate_key, row, rate, now)
-        row.save()
+        # transition removes the claim, and not this one if a cancel
+        # request holds it.
+        taken = claimed._take_to_run_again(using)
+        if taken:
+            Job.objects.using(using).filter(pk=job.pk).update(snoozes=models.F("snoozes") + 1)
+            windows.wait_in_line([job], job.rate_key, row, rate, now)
+            row.save()
+    if taken is None:
+        claimed.fail_cancelled()
+    if not taken:
+        return False
     logger.info("Job %s started after its rate limit window; it waits for a new one", job.result_id)
     record_attempt(job, using=using, outcome="snoozed")
     return False

@@ -50,6 +50,8 @@ def register(task: Task[..., Any]) -> None:
     replaces the declaration.
     """
     current = _DECLARED.get(task.module_path)
+    if current is task:
+        return  # Every enqueue of a declared task validates it again.
     if current is None or _declaration(current) != _declaration(task):
         _DECLARED[task.module_path] = task
 

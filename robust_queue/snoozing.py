@@ -32,13 +32,16 @@ def snooze_claim(claimed: ClaimedExecution, delay: timedelta) -> bool:
     A job asked to cancel meanwhile is failed as cancelled instead.
     """
     using = claimed._state.db or "default"
-    requested = ClaimedExecution.objects.using(using).filter(
-        pk=claimed.pk, cancel_requested_at__isnull=False
-    )
-    if requested.exists():
+    with transaction.atomic(using=using):
+        # The claim's own fence (ClaimedExecution owns it; the dialect
+        # rewrite keeps it): exactly one transition removes the claim, and
+        # not this one if a cancel request holds it.
+        taken = claimed._take_to_run_again(using)
+        if taken:
+            job = _reschedule(claimed, using, delay)
+    if taken is None:
         return claimed.fail_cancelled()
-    job = _reschedule_claimed(claimed, using, delay)
-    if job is None:
+    if not taken:
         return False
     # The attempt as it ran (its due time, not the new one).
     record_attempt(claimed.job, using=using, outcome="snoozed")
@@ -47,21 +50,16 @@ def snooze_claim(claimed: ClaimedExecution, delay: timedelta) -> bool:
     return True
 
 
-def _reschedule_claimed(claimed: ClaimedExecution, using: str, delay: timedelta) -> Job | None:
-    """The transition: take the claim, stamp the job, dispatch it; the
-    job as it is now, or None if the claim was gone."""
+def _reschedule(claimed: ClaimedExecution, using: str, delay: timedelta) -> Job:
+    """Stamp the job and dispatch it, in the transaction that took its
+    claim; the job as it is now."""
     job = copy.copy(claimed.job)
-    with transaction.atomic(using=using):
-        # The claim's own fence (ClaimedExecution owns it; the dialect
-        # rewrite keeps it): exactly one transition removes the claim.
-        if not claimed._take(using):
-            return None
-        now = database_now(using)
-        jobs = Job.objects.using(using).filter(pk=job.pk)
-        jobs.update(run_after=now + delay, snoozes=models.F("snoozes") + 1)
-        job.run_after = now + delay
-        job.snoozes += 1
-        Job.objects.using(using).dispatch_all([job], now=now)
+    now = database_now(using)
+    jobs = Job.objects.using(using).filter(pk=job.pk)
+    jobs.update(run_after=now + delay, snoozes=models.F("snoozes") + 1)
+    job.run_after = now + delay
+    job.snoozes += 1
+    Job.objects.using(using).dispatch_all([job], now=now)
     return job
 
 

@@ -11,6 +11,19 @@ for db in ${DBS:-postgresql mariadb sqlite}; do
     "$venv/bin/python" -m bench.drain "$db"
     "$venv/bin/python" -m bench.worker_cpu "$db"
 done
+# Enqueue beside django-tasks-db 0.13, in a venv of its own.
+peers="$(scripts/venv.sh peers)"
+for db in ${DBS:-postgresql mariadb sqlite}; do
+    "$peers/bin/python" -m bench.peer_enqueue "$db"
+done
+# Drain beside django-tasks-db's db_worker.
+"$peers/bin/python" -m bench.peer_drain postgresql --ours 1x3,2x3,2x4 --peer 1,2,4
+"$peers/bin/python" -m bench.peer_drain mariadb --ours 1x3,2x3,2x4 --peer 1,2,4
+"$peers/bin/python" -m bench.peer_drain sqlite --ours 2x1,1x3,2x3 --peer 1,2
+# What the statistics add to a worker's drain, in instructions (valgrind).
+for db in ${DBS:-postgresql mariadb sqlite}; do
+    "$venv/bin/python" -m bench.statistics_instructions "$db"
+done
 # Claim cost at 100k-1M ready jobs against 10k, and while a dispatcher
 # moves 100k due scheduled jobs.
 for db in postgresql mariadb; do

@@ -5,6 +5,7 @@
 #   scripts/venv.sh 360   -> .venv360: Python 3.12, Django 6.0
 #   scripts/venv.sh 313   -> .venv313: Python 3.13, Django 6.1
 #   scripts/venv.sh demo  -> .venvdemo: the newest Python >= 3.11 found, the package alone
+#   scripts/venv.sh peers -> .venvpeers: 3.11, Django 5.2 and django-tasks-db (bench.peer_enqueue)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 line="${1:-311}"
@@ -33,7 +34,8 @@ case "$line" in
     360) python="$(find_python 3.12)"; django="Django>=6.0,<6.1" ;;
     313) python="$(find_python 3.13)"; django="Django>=6.1,<6.2" ;;
     demo) python="$(find_python 3.13 3.12 3.11)"; django=""; extras=""; tools=() ;;
-    *) echo "unknown line $line (use 311, 312, 360, 313 or demo)" >&2; exit 2 ;;
+    peers) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; extras="[postgres,mysql,backport]"; tools=("django-tasks-db==0.13.0") ;;
+    *) echo "unknown line $line (use 311, 312, 360, 313, demo or peers)" >&2; exit 2 ;;
 esac
 
 venv=".venv$line"

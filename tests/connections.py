@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db import connection
+from typing import Any
+
+from django.db import connection, connections
 
 from tests.helpers import wait_until
 
@@ -51,3 +53,18 @@ def kill_lock_waiters(times: int, timeout: float = 60) -> None:
             timeout=timeout,
             interval=_POLL,
         )
+
+
+def kill_session_of(victim: Any) -> None:
+    """Kill the server session behind ``victim`` (a connection wrapper,
+    this thread's own too) from a connection opened for it."""
+    if victim.vendor == "postgresql":
+        session = victim.connection.info.backend_pid
+    else:
+        session = victim.connection.thread_id()
+    other = connections.create_connection(victim.alias)
+    try:
+        with other.cursor() as cursor:
+            cursor.execute(_KILL[victim.vendor], [session])
+    finally:
+        other.close()

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+from django.db import OperationalError
 
 from robust_queue.models import ClaimedExecution, Process, ProcessKind, ReadyExecution
+from robust_queue.models.sql import dialect_for
 from robust_queue.performing import perform
 
 WORKER_ID = "test-worker"
@@ -92,3 +98,44 @@ def run_in_threads(targets: list[Callable[[], object]], timeout: float = 120) ->
     if errors:
         raise errors[0]
     return results
+
+
+@contextmanager
+def cancel_requested_before_the_take(claimed: ClaimedExecution) -> Iterator[list[str]]:
+    """Store a cancel request for ``claimed`` just before the next DELETE of
+    claims runs on this connection: after any earlier read of the request,
+    as a cancel committed at that moment would be. Yields the statements it
+    went before (one, once it fired)."""
+    from django.db import connection
+    from django.utils import timezone
+
+    table = ClaimedExecution._meta.db_table
+    fired: list[str] = []
+
+    def wrapper(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if not fired and sql.startswith("DELETE") and table in sql:
+            fired.append(sql)
+            requested = ClaimedExecution.objects.filter(pk=claimed.pk)
+            requested.update(cancel_requested_at=timezone.now())
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(wrapper):
+        yield fired
+
+
+def answer_lost(method: str, *, once: bool = False) -> Any:
+    """Patch the dialect's ``method`` to run for real, then raise as a
+    dropped connection would after the commit; ``once``: only the first
+    call raises (a retry then runs as it is)."""
+    kind = type(dialect_for("default"))
+    real: Callable[..., Any] = getattr(kind, method)
+    calls: list[None] = []
+
+    def lost(self: Any, *args: Any, **kwargs: Any) -> Any:
+        outcome = real(self, *args, **kwargs)
+        if once and calls:
+            return outcome
+        calls.append(None)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    return mock.patch.object(kind, method, lost)

@@ -109,5 +109,9 @@ def _request_stop(job_model: type[Job], job_pk: int, using: str) -> bool:
     claims = execution_manager(job_model, JobState.CLAIMED, using).filter(job_id=job_pk)
     if claims.filter(cancel_requested_at__isnull=True).update(cancel_requested_at=timezone.now()):
         return True
-    # Asked before: still a request, not an error.
-    return bool(claims.exists())
+    # Asked before: still a request, not an error. Only a claim that
+    # carries one counts: under READ COMMITTED a claim committed after the
+    # UPDATE's snapshot is visible to this next statement without the
+    # request, and calling that "requested" would lose the cancel; the
+    # caller reads the job again and tries once more instead.
+    return bool(claims.filter(cancel_requested_at__isnull=False).exists())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
@@ -12,10 +13,12 @@ from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from .. import conf, signals
-from ..attempt_history import stamped
+from ..attempt_history import ATTEMPT, WORKER_ID, stamped
 from ..exceptions import JobCancelledError, TaskTimeoutError
 from ..statistics import record_attempt
+from . import claims_in_doubt
 from .blocked_execution import BlockedExecution
+from .claims_in_doubt import Stamp, claiming
 from .clock import database_now
 from .error_record import error_record, stored_errors
 from .execution import Execution, job_field
@@ -41,6 +44,17 @@ class ClaimedExecutionQuerySet(models.QuerySet["ClaimedExecution"]):
         ``JobCancelledError``): the request outlives its worker.
         """
         return sum(claimed.release() for claimed in self.select_related("job"))
+
+    def release_in_doubt(self, process_id: int, keep: Collection[int] = ()) -> int:
+        """Give back the claims of ``process_id`` whose answer was lost
+        (``claims_in_doubt``): the process never received them. ``keep``:
+        the claims (pks) it holds, which are never given back."""
+        released = 0
+        for stamp in claims_in_doubt.noted(self.db, process_id):
+            rows = self.filter(process_id=process_id, created_at=stamp).exclude(pk__in=keep)
+            released += rows.release_all()
+            claims_in_doubt.forget(self.db, process_id, stamp)
+        return released
 
     def fail_all_with(self, error_class: type[BaseException], message: str) -> int:
         """Fail every claim of this queryset with one error, e.g. a crash.
@@ -123,12 +137,15 @@ class ClaimedExecution(Execution):
 
     @classmethod
     def from_claimed_rows(
-        cls, using: str, claimed: ClaimedRows, process_id: int | None, now: datetime
+        cls, using: str, claimed: ClaimedRows, process_id: int | None, stamp: Stamp
     ) -> list[ClaimedExecution]:
-        """Claims (with their jobs) of rows a dialect claimed."""
+        """Claims (with their jobs) of rows a dialect claimed with ``stamp``."""
+        if not claimed.rows:
+            return []
         jobs = instances(Job, using, claimed.columns, [row for _, row in claimed.rows])
         fields = _claim_fields()
         rows = []
+        now = stamp()
         for (claim_id, _), job in zip(claimed.rows, jobs, strict=True):
             values = {"id": claim_id, "job_id": job.pk, "process_id": process_id, "created_at": now}
             row = cls.from_db(using, fields, [values[name] for name in fields])
@@ -145,26 +162,54 @@ class ClaimedExecution(Execution):
         using = self._state.db or "default"
         now = timezone.now()
         if then is not None and conf.preserve_finished_jobs():
-            if not self._finish_and_claim(using, now, return_value, then):
+            with claiming(using, then.process_id) as stamp:
+                finished, rows = self._finish_and_claim(using, now, return_value, then, stamp)
+                claimed = ClaimedExecution.from_claimed_rows(using, rows, then.process_id, stamp)
+            # Handed over only once nothing of the claim can raise.
+            then.claimed = claimed
+            if not finished:
                 return False
         elif not self._finish_rows(using, now, return_value):
             return False
+        self._finished(using, now, return_value)
+        return True
+
+    def _finished(self, using: str, now: datetime, return_value: Any) -> None:
+        """What follows a finish's commit, in this process."""
         self.job.finished_at = now
         self.job.return_value = return_value
         record_attempt(self.job, using=using, outcome="finished", at=now)
         self._release_slot(using)
+
+    def finish_landed(self, return_value: Any) -> bool:
+        """Whether a finish whose answer was lost committed, its claim now
+        being gone; if so, what follows it happens here (``finalizing``).
+
+        Only the claim's holder marks its job successful (a prune, a crash
+        or a cancel fails it), so a finished job is this finish's; a job
+        not kept after finishing (``preserve_finished_jobs`` off) is gone.
+        """
+        using = self._state.db or "default"
+        rows = Job.objects.using(using).filter(pk=self.job_id)
+        found = list(rows.values_list("finished_at", flat=True))  # [], [None] or [when]
+        if not conf.preserve_finished_jobs():
+            if found:
+                return False
+            finished_at = timezone.now()
+        elif not found or found[0] is None:
+            return False
+        else:
+            finished_at = found[0]
+        self._finished(using, finished_at, return_value)
         return True
 
     def _finish_and_claim(
-        self, using: str, now: datetime, return_value: Any, then: NextClaim
-    ) -> bool:
+        self, using: str, now: datetime, return_value: Any, then: NextClaim, stamp: Stamp
+    ) -> tuple[bool, ClaimedRows]:
         dialect = dialect_for(using)
         queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
-        finished, claimed = dialect.finish_and_claim(
-            self.pk, self.job_id, now, return_value, (1, queue, then.process_id, then.worker_id)
-        )
-        then.claimed = ClaimedExecution.from_claimed_rows(using, claimed, then.process_id, now)
-        return finished
+        claim = (1, queue, then.process_id, then.worker_id)
+        return dialect.finish_and_claim(self.pk, self.job_id, now, return_value, claim, stamp)
 
     def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
         if conf.preserve_finished_jobs():
@@ -180,23 +225,22 @@ class ClaimedExecution(Execution):
         from now by the database's clock, if given."""
         using = self._state.db or "default"
         with transaction.atomic(using=using):
-            if not self._take(using):
-                return False
-            job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
-            # The attempt's own start and end go with its error (admin).
-            record = stamped(error, job)
-            job.errors = [*stored_errors(job.errors), record]
-            if retry_in is None:
-                job.save(update_fields=["errors"])
-                FailedExecution.objects.using(using).create(job=job, error=record)
-            else:
-                # The clock the dispatcher compares due times with, not
-                # this host's: a worker whose clock is off would retry
-                # too early or too late.
-                now = database_now(using)
-                job.run_after = now + retry_in
-                job.save(update_fields=["errors", "run_after"])
-                Job.objects.using(using).dispatch_all([job], now=now)
+            taken = self._take(using) if retry_in is None else self._take_to_run_again(using)
+            if taken:
+                job = self._record_failure(using, error, retry_in)
+        if taken is None:
+            # Its cancel was requested since the worker last looked: it
+            # does not run again.
+            return self.fail_cancelled()
+        if not taken:
+            return False
+        self._failed(using, job, error, retry_in)
+        return True
+
+    def _failed(
+        self, using: str, job: Job, error: dict[str, str], retry_in: timedelta | None
+    ) -> None:
+        """What follows a failure's commit, in this process."""
         self.job.errors = job.errors
         outcome = "failed" if retry_in is None else "retried"
         record_attempt(self.job, using=using, outcome=outcome)
@@ -204,7 +248,47 @@ class ClaimedExecution(Execution):
         if retry_in is not None:
             signals.job_retried.send(sender=Job, job=job, retry_at=job.run_after, error=error)
         _send_stopped(job, error)
+
+    def fail_landed(self, error: dict[str, str], retry_in: timedelta | None = None) -> bool:
+        """Whether a ``fail`` whose answer was lost committed, its claim
+        now being gone; if so, what follows it happens here.
+
+        The job then holds this attempt's record of this error (its
+        number, worker and error, ``stamped``): a prune or a crash records
+        another error, a cancel ``JobCancelledError``.
+        """
+        using = self._state.db or "default"
+        job = Job.objects.using(using).filter(pk=self.job_id).first()
+        if job is None:
+            return False
+        mine = stamped(error, self.job)
+        keys = (ATTEMPT, WORKER_ID, "exception_class_path", "traceback")
+        if not any(
+            isinstance(record, dict) and all(record.get(k) == mine.get(k) for k in keys)
+            for record in stored_errors(job.errors)
+        ):
+            return False
+        self._failed(using, job, error, retry_in)
         return True
+
+    def _record_failure(self, using: str, error: dict[str, str], retry_in: timedelta | None) -> Job:
+        """The job's side of ``fail``, in its transaction, once the claim is taken."""
+        job = Job.objects.using(using).select_for_update().get(pk=self.job_id)
+        # The attempt's own start and end go with its error (admin).
+        record = stamped(error, job)
+        job.errors = [*stored_errors(job.errors), record]
+        if retry_in is None:
+            job.save(update_fields=["errors"])
+            FailedExecution.objects.using(using).create(job=job, error=record)
+        else:
+            # The clock the dispatcher compares due times with, not
+            # this host's: a worker whose clock is off would retry
+            # too early or too late.
+            now = database_now(using)
+            job.run_after = now + retry_in
+            job.save(update_fields=["errors", "run_after"])
+            Job.objects.using(using).dispatch_all([job], now=now)
+        return job
 
     def fail_cancelled(self) -> bool:
         """Record the job as cancelled (``JobCancelledError``, no retry)."""
@@ -217,22 +301,16 @@ class ClaimedExecution(Execution):
         A job asked to cancel is failed as cancelled instead.
         """
         using = self._state.db or "default"
-        if self._cancel_was_requested(using):
-            return self.fail_cancelled()
         with transaction.atomic(using=using):
-            if not self._take(using):
-                return False
-            # The job keeps the concurrency slot it was claimed with.
-            Job.objects.using(using).dispatch_all(
-                [self.job], immediately=True, bypass_concurrency=True
-            )
-        return True
-
-    def _cancel_was_requested(self, using: str) -> bool:
-        # Read again: a claim made by a worker has this field deferred, and
-        # the request may have come since.
-        rows = ClaimedExecution.objects.using(using).filter(pk=self.pk)
-        return rows.filter(cancel_requested_at__isnull=False).exists()
+            taken = self._take_to_run_again(using)
+            if taken:
+                # The job keeps the concurrency slot it was claimed with.
+                Job.objects.using(using).dispatch_all(
+                    [self.job], immediately=True, bypass_concurrency=True
+                )
+        if taken is None:
+            return self.fail_cancelled()
+        return taken
 
     def _release_slot(self, using: str) -> None:
         # After commit: a failure here must not undo the finalization;
@@ -251,3 +329,10 @@ class ClaimedExecution(Execution):
         most expensive statement here) has nothing to do.
         """
         return dialect_for(using).take_claim(self.pk)
+
+    def _take_to_run_again(self, using: str) -> bool | None:
+        """``_take`` for a transition that puts the job back to run: None
+        (nothing taken) if its cancel was requested, which the caller then
+        records as ``fail_cancelled`` instead (``Dialect.take_claim_to_run_again``).
+        """
+        return dialect_for(using).take_claim_to_run_again(self.pk)

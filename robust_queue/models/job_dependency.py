@@ -31,6 +31,7 @@ from django.db.models import Exists, OuterRef, Subquery
 
 from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import DependencyError, DependencyFailedError
+from ..statistics import record_jobs
 from .clock import DatabaseNow
 from .error_record import error_record
 from .job_state import JobState, execution_manager
@@ -116,23 +117,31 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
 
     def _release_batch(self, batch_size: int) -> int:
         with transaction.atomic(using=self.db):
-            settled = self.exclude(Exists(self._pending_parent()))
-            ids = settled.order_by("job_id").values_list("job_id", flat=True).distinct()
-            candidates = list(ids[:batch_size])
-            if not candidates:
-                return 0
-            blocked = execution_manager(self._job_model(), JobState.BLOCKED, self.db)
-            waiting = blocked.filter(job_id__in=candidates, concurrency_key=WAITING_KEY)
-            locked = lock_by_pk(waiting, "job_id")
-            self._forget_stale(candidates, {job_id for _, job_id in locked}, waiting)
-            released, failed = self._settle({job_id: pk for pk, job_id in locked})
-            delete_by_pk(blocked, sorted(pk for pk, job_id in locked if job_id in released))
-            delete_by_pk(blocked, sorted(pk for pk, job_id in locked if job_id in failed))
-            self._fail(failed)
-            if released:
-                jobs = self._jobs().filter(pk__in=sorted(released)).order_by("pk")
-                self._jobs().dispatch_all(list(jobs))
-        return len(released) + len(failed)
+            released, failed = self._release_locked(batch_size)
+        # Failed without running: counted with the discarded and cancelled.
+        record_jobs(failed, using=self.db or "default", column="discarded")
+        return released + len(failed)
+
+    def _release_locked(self, batch_size: int) -> tuple[int, list[tuple[str, str]]]:
+        """Release or fail one batch of waiting jobs (the caller's
+        transaction): how many were released, (queue, task) of each failed."""
+        settled = self.exclude(Exists(self._pending_parent()))
+        ids = settled.order_by("job_id").values_list("job_id", flat=True).distinct()
+        candidates = list(ids[:batch_size])
+        if not candidates:
+            return 0, []
+        blocked = execution_manager(self._job_model(), JobState.BLOCKED, self.db)
+        waiting = blocked.filter(job_id__in=candidates, concurrency_key=WAITING_KEY)
+        locked = lock_by_pk(waiting, "job_id")
+        self._forget_stale(candidates, {job_id for _, job_id in locked}, waiting)
+        released, failed = self._settle({job_id: pk for pk, job_id in locked})
+        delete_by_pk(blocked, sorted(pk for pk, job_id in locked if job_id in released))
+        delete_by_pk(blocked, sorted(pk for pk, job_id in locked if job_id in failed))
+        ended = self._fail(failed)
+        if released:
+            jobs = self._jobs().filter(pk__in=sorted(released)).order_by("pk")
+            self._jobs().dispatch_all(list(jobs))
+        return len(released), ended
 
     def _settle(self, locked: Mapping[int, int]) -> tuple[set[int], dict[int, str]]:
         """Read the parents of the locked jobs in one statement; forget the
@@ -165,10 +174,11 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
         released = set(locked) - waiting - set(failed)
         return released, failed
 
-    def _fail(self, failed: Mapping[int, str]) -> None:
-        """End the jobs of ``failed`` FAILED with ``DependencyFailedError``."""
+    def _fail(self, failed: Mapping[int, str]) -> list[tuple[str, str]]:
+        """End the jobs of ``failed`` FAILED with ``DependencyFailedError``;
+        (queue, task) of each."""
         if not failed:
-            return
+            return []
         rows = []
         manager = execution_manager(self._job_model(), JobState.FAILED, self.db)
         jobs = list(self._jobs().filter(pk__in=sorted(failed)).order_by("pk").select_for_update())
@@ -187,6 +197,7 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
         delete_by_pk(
             self, sorted(self.filter(job_id__in=sorted(failed)).values_list("pk", flat=True))
         )
+        return [(job.queue_name, job.task_path) for job in jobs]
 
     def _forget_stale(self, candidates: list[int], locked: set[int], waiting: Any) -> None:
         # Rows of jobs that no longer wait ("run now", cancel, discard):

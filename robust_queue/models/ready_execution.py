@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import models
-from django.utils import timezone
 
 from .claimed_execution import ClaimedExecution
+from .claims_in_doubt import claiming
 from .execution import Execution, job_field
 from .job import Job
 from .queue_cap import QueueCap
@@ -51,15 +51,16 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
             return []
         dialect = dialect_for(self.db)
         queue = dialect.claim_filter(queue_name, list(exclude_queues), paused_tasks)
-        now = timezone.now()
-        if max_concurrency is not None:
-            assert queue_name is not None, "a cap applies to one queue"
-            claimed = self._claim_capped(
-                dialect, limit, queue_name, max_concurrency, queue, process_id, worker_id, now
-            )
-        else:
-            claimed = dialect.claim(limit, queue, process_id, worker_id, now)
-        return ClaimedExecution.from_claimed_rows(self.db, claimed, process_id, now)
+        with claiming(self.db, process_id) as stamp:
+            if max_concurrency is not None:
+                assert queue_name is not None, "a cap applies to one queue"
+                claimed = self._claim_capped(
+                    dialect, limit, queue_name, max_concurrency, queue, process_id, worker_id, stamp
+                )
+            else:
+                claimed = dialect.claim(limit, queue, process_id, worker_id, stamp)
+            rows = ClaimedExecution.from_claimed_rows(self.db, claimed, process_id, stamp)
+        return rows
 
     def _claim_capped(
         self,

@@ -76,6 +76,12 @@ class Pool:
         with self._lock:
             return set(self._finalizing)
 
+    def held(self) -> set[int]:
+        """Claims (pks) this pool holds: posted and not ended, or whose
+        outcome is not written."""
+        with self._lock:
+            return self._running_claims | self._finalizing
+
     def give_back_unfinished(self, give_back: Callable[[set[int]], int]) -> tuple[int, set[int]]:
         """Run ``give_back(kept)`` with no body's outcome marked meanwhile.
 

@@ -15,7 +15,7 @@ from .. import conf, statistics
 from ..config import WorkerConfig
 from ..deadlocks import lock_conflict, retry_on_lock_conflict
 from ..finalizing import record_failure
-from ..models import ClaimedExecution, NextClaim, ReadyExecution
+from ..models import ClaimedExecution, NextClaim, ReadyExecution, claims_in_doubt
 from ..models.error_record import error_record
 from .backoff import IdleBackoff
 from .base import Runnable
@@ -99,6 +99,7 @@ class Worker(Runnable):
 
     def run_once(self) -> float:
         assert self.pool is not None and self.process is not None
+        self._give_back_claims_in_doubt()
         if self._recycling():
             if self.pool.idle == self.pool.size:
                 self.stopping = True
@@ -129,6 +130,23 @@ class Worker(Runnable):
         self._last_pause = 0.0
         self.backoff.reset()
         return 0 if len(claimed) == idle else self.config.polling_interval
+
+    def _give_back_claims_in_doubt(self) -> None:
+        """Claims that raised but may have committed (``claims_in_doubt``):
+        once the database answers, give back what they took. A database
+        error here fails the round as any other; they stay noted."""
+        assert self.process is not None and self.pool is not None
+        if not claims_in_doubt.noted(self.using, self.process.pk):
+            return
+        mine = ClaimedExecution.objects.using(self.using)
+        released = mine.release_in_doubt(self.process.pk, keep=self.pool.held())
+        if released:
+            logger.warning(
+                "%s gave %d job(s) back to ready: a claim's answer was lost, "
+                "but the database had committed it; they will run",
+                self.name,
+                released,
+            )
 
     def _current_plan(self) -> Plan | None:
         """The selector's plan, if threads may claim from it themselves."""

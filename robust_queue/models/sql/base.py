@@ -22,6 +22,9 @@ from django.db.backends.utils import CursorWrapper
 
 from .statements import Statement, Statements, marks, queue_filter
 
+# A claim's time, taken when first called (``claims_in_doubt.Stamp``).
+Stamp = Callable[[], datetime]
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimedRows:
@@ -39,31 +42,51 @@ class Dialect(Statements):
     _LOCK_WAIT: ClassVar[tuple[str, str] | None] = None
     supports_listen: ClassVar[bool] = False
 
-    def transaction(self) -> AbstractContextManager[None]:
+    def transaction(self, *, savepoint: bool = True) -> AbstractContextManager[None]:
         """One transaction around plain statements on this connection.
 
         The body must not open ``atomic()`` or register ``on_commit`` hooks
         (MySQL's own transaction would commit early, or run them at once).
+        Inside a caller's transaction ``savepoint=False`` joins it without a
+        savepoint: an error in the body then dooms the caller's transaction.
         """
-        return transaction.atomic(using=self.alias)
+        return transaction.atomic(using=self.alias, savepoint=savepoint)
 
     def insert_ready(self, jobs: Sequence[Any], now: datetime) -> dict[str, int] | None:
-        """Insert due, unlimited ``jobs`` and make them ready in one statement
-        if this database can: {result id: job id}; None: it cannot."""
-        return None
+        """Insert due, unlimited ``jobs`` and make them ready, in one
+        transaction of plain INSERTs: {result id: job id}. None: this
+        server cannot return the ids it inserts (MySQL); the caller inserts
+        them its own way."""
+        if not self.connection.features.can_return_rows_from_bulk_insert:
+            return None
+        ids: dict[str, int] = {}
+        # No savepoint: inside the caller's transaction a failure dooms it
+        # anyway, and a savepoint costs two round trips.
+        with self.transaction(savepoint=False), self.connection.cursor() as cursor:
+            for sql, params in self.insert_jobs(jobs):
+                cursor.execute(sql, params)
+                ids.update((result_id, pk) for pk, result_id in cursor.fetchall())
+            for sql, params in self.insert_ready_rows(jobs, ids, now):
+                cursor.execute(sql, params)
+        return ids
 
     def notify(self, queue_names: Collection[str]) -> None:
         """Wake idle listeners of ``queue_names`` when the transaction commits."""
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
     ) -> ClaimedRows:
-        """Claim up to ``limit`` ready jobs that match ``queue``, atomically."""
+        """Claim up to ``limit`` ready jobs that match ``queue``, atomically.
+
+        ``stamp`` gives the claim's time (its rows' ``created_at``, the
+        jobs' start): called once the claim holds its rows, so it is later
+        than the commit of every job it claims.
+        """
         with self.transaction():
-            return self.claim_in_transaction(limit, queue, process_id, worker_id, now)
+            return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
 
     def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
     ) -> ClaimedRows:
         """``claim`` inside the caller's ``transaction()``."""
         with self.connection.cursor() as cursor:
@@ -71,6 +94,8 @@ class Dialect(Statements):
             locked = cursor.fetchall()
             if not locked:
                 return ClaimedRows([], [])
+            # The rows are locked (SQLite: the whole database, since BEGIN).
+            now = stamp()
             job_ids = [job_id for _, job_id in locked]
             claim_ids = self._insert_claims(cursor, job_ids, process_id, now)
             self._delete_ids(cursor, self.tables.ready, [ready_id for ready_id, _ in locked])
@@ -98,16 +123,18 @@ class Dialect(Statements):
         now: datetime,
         return_value: Any,
         then: tuple[int, Statement, int | None, str],
+        stamp: Stamp,
     ) -> tuple[bool, ClaimedRows]:
         """``finish``, and only if it finished, ``claim`` in the same
         transaction: ``then`` is the claim's (limit, queue, process id,
-        worker id). One commit per job instead of two."""
+        worker id), ``stamp`` its time (``claim``). One commit per job
+        instead of two."""
         with self.transaction():
             if not self.take_claim(claim_id):
                 return False, ClaimedRows([], [])
             with self.connection.cursor() as cursor:
                 cursor.execute(*self.finish_job(job_id, now, return_value))
-            return True, self.claim_in_transaction(*then, now)
+            return True, self.claim_in_transaction(*then, stamp)
 
     def claim_filter(
         self, queue_name: str | None, excluded: Sequence[str], paused_tasks: Sequence[str] | None
@@ -123,6 +150,22 @@ class Dialect(Statements):
             cursor.execute(*self.delete_claim(claim_id))
             # Django's cursor wrapper passes rowcount through untyped (an int per DB-API).
             return cast(int, cursor.rowcount) == 1
+
+    def take_claim_to_run_again(self, claim_id: int) -> bool | None:
+        """Delete a claim whose job goes back to run (a retry, a release,
+        a snooze) unless its cancel was requested: True if this statement
+        removed it, False if it was gone, None if a request holds it.
+
+        The request is read by the DELETE itself, under the row lock a
+        concurrent cancel's UPDATE takes too, so a request stored after a
+        caller's earlier read cannot be lost with the claim.
+        """
+        with self.connection.cursor() as cursor:
+            cursor.execute(*self.delete_uncancelled_claim(claim_id))
+            if cast(int, cursor.rowcount) == 1:
+                return True
+            cursor.execute(*self.claim_exists(claim_id))
+            return None if cursor.fetchone() else False
 
     def delete_ids(self, table: str, pks: Sequence[Any]) -> None:
         """Delete rows of ``table`` (unquoted) by primary key."""

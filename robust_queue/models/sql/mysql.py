@@ -37,11 +37,11 @@ class MySQLDialect(Dialect):
         "SET SESSION innodb_lock_wait_timeout = %s",
     )
 
-    def transaction(self) -> AbstractContextManager[None]:
+    def transaction(self, *, savepoint: bool = True) -> AbstractContextManager[None]:
         # START TRANSACTION would commit whatever a session that is not in
         # autocommit mode (AUTOCOMMIT=False, atomic()) has pending.
         if not self.connection.get_autocommit():
-            return super().transaction()
+            return super().transaction(savepoint=savepoint)
         return self._started_transaction()
 
     @contextmanager

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property, partial
 from threading import Event
 from typing import Any, ClassVar, cast
 
-from django.apps import apps
-from django.db.models import Field, JSONField
-from django.db.models.sql import InsertQuery
+from django.db.models import JSONField
 
-from .base import ClaimedRows, Dialect
+from .base import ClaimedRows, Dialect, Stamp
 from .statements import ONE_QUEUE, Statement
 
 NOTIFY_CHANNEL = "robust_queue_ready"
@@ -38,14 +36,23 @@ picked AS MATERIALIZED (
     SELECT job_id, %s, %s FROM taken RETURNING id, job_id
 )"""
 
+# The stamp is taken just before the statement is sent: a job enqueued
+# and committed in between (this thread descheduled) would start before
+# it was enqueued, so a start is never earlier than the job's enqueue.
+# Never later than _RACE past the stamp either: an enqueue further ahead
+# is another host's clock, not this race, and the start (and the run
+# time measured from it) stays this worker's.
 _STAMP = """
 UPDATE {job} AS job
-SET started_at = COALESCE(job.started_at, %s), last_attempted_at = %s,
+SET started_at = COALESCE(job.started_at, GREATEST(%s, LEAST(job.enqueued_at, %s))),
+    last_attempted_at = GREATEST(%s, LEAST(job.enqueued_at, %s)),
     worker_ids = job.worker_ids || jsonb_build_array(%s::text)
 FROM claimed WHERE job.id = claimed.job_id
 RETURNING job.*, claimed.id AS claim_id"""
 
 _CLAIM = f"WITH {_CLAIM_STEPS}{_STAMP}"
+# Generous: a worker thread can stall for seconds on an overloaded host.
+_RACE = timedelta(seconds=5)
 
 # One named queue, as a range of one value: the planner then keeps
 # queue_name in the ORDER BY (it drops a column equal to a constant), which
@@ -115,16 +122,19 @@ class PostgreSQLDialect(Dialect):
                 cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, name])
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
     ) -> ClaimedRows:
         # One statement: atomic without a transaction of its own.
-        return self.claim_in_transaction(limit, queue, process_id, worker_id, now)
+        return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
 
     def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
     ) -> ClaimedRows:
+        # One statement: the stamp is taken as late as it can be, just
+        # before the statement (and its snapshot) starts.
+        statement = self.claim_in_one(limit, queue, process_id, worker_id, stamp())
         with self.connection.cursor() as cursor:
-            cursor.execute(*self.claim_in_one(limit, queue, process_id, worker_id, now))
+            cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-1]
             rows = cursor.fetchall()
         return _in_claim_order(columns, [(row[-1], tuple(row[:-1])) for row in rows])
@@ -156,7 +166,7 @@ class PostgreSQLDialect(Dialect):
     ) -> Statement:
         """Lock, move and stamp up to ``limit`` ready jobs."""
         sql, params = self._claim_sql(_CLAIM, queue, gate="")
-        return sql, [*params, limit, process_id, now, now, now, worker_id]
+        return sql, [*params, limit, process_id, *_stamp_params(now), worker_id]
 
     def finish_and_claim(
         self,
@@ -165,9 +175,11 @@ class PostgreSQLDialect(Dialect):
         now: datetime,
         return_value: Any,
         then: tuple[int, Statement, int | None, str],
+        stamp: Stamp,
     ) -> tuple[bool, ClaimedRows]:
+        statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp())
         with self.connection.cursor() as cursor:
-            cursor.execute(*self.finish_and_claim_in_one(claim_id, now, return_value, then))
+            cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-2]
             rows = cursor.fetchall()
         finished = bool(rows and rows[0][-1])
@@ -180,9 +192,11 @@ class PostgreSQLDialect(Dialect):
         now: datetime,
         return_value: Any,
         then: tuple[int, Statement, int | None, str],
+        claimed_at: datetime,
     ) -> Statement:
-        """Record success on one claim's job and, only if its claim was
-        still there, claim ``then``'s (limit, queue, process id, worker id)."""
+        """Record success on one claim's job at ``now`` and, only if its
+        claim was still there, claim ``then``'s (limit, queue, process id,
+        worker id) at ``claimed_at``."""
         limit, queue, process_id, worker_id = then
         sql, params = self._claim_sql(
             _FINISH_AND_CLAIM, queue, gate=" AND EXISTS (SELECT 1 FROM done)"
@@ -194,9 +208,7 @@ class PostgreSQLDialect(Dialect):
             *params,
             limit,
             process_id,
-            now,
-            now,
-            now,
+            *_stamp_params(claimed_at),
             worker_id,
         ]
 
@@ -228,43 +240,43 @@ class PostgreSQLDialect(Dialect):
 
         Many jobs: one array per column (``unnest``), built here rather
         than by Django's insert compiler, JSON columns as text dumped once
-        per value, the statement made once per connection. One job: the
-        compiler's single VALUES row, which a single enqueue sends faster.
+        per value, the statement made once per connection. One job: a single
+        VALUES row (also made once per connection), which a single enqueue
+        sends faster.
         """
         if len(jobs) == 1:
             return self._enqueue_one(jobs[0], now)
-        sql, fields = self._enqueue_statement
-        connection = self.connection
         params: list[Any] = []
-        for field in fields:
-            values = [field.pre_save(job, True) for job in jobs]
+        for field, (name, adapt) in zip(self.job_fields, self._job_adapters, strict=True):
+            values = [getattr(job, name) for job in jobs]
             if isinstance(field, JSONField):
                 dumps = partial(json.dumps, cls=field.encoder)
                 # None is SQL NULL in a JSONField, as Django stores it.
                 params.append([None if value is None else dumps(value) for value in values])
             else:
-                params.append([field.get_db_prep_save(value, connection) for value in values])
-        return sql, [*params, now, NOTIFY_CHANNEL]
+                params.append([adapt(value) for value in values])
+        return self._enqueue_statement, [*params, now, NOTIFY_CHANNEL]
 
     def _enqueue_one(self, job: Any, now: datetime) -> Statement:
-        query = InsertQuery(type(job))
-        query.insert_values(self._enqueue_statement[1], [job])
-        [(insert, params)] = query.get_compiler(connection=self.connection).as_sql()
-        sql = _ENQUEUE.format(insert=insert, ready=self.tables.ready)
-        return sql, [*params, now, NOTIFY_CHANNEL]
+        return self._enqueue_one_sql, [*self.job_values([job]), now, NOTIFY_CHANNEL]
 
     @cached_property
-    def _enqueue_statement(self) -> tuple[str, list[Field[Any, Any]]]:
-        job = apps.get_model("robust_queue", "Job")
-        fields = [f for f in job._meta.concrete_fields if not f.primary_key]
+    def _enqueue_one_sql(self) -> str:
+        insert, row = self._job_insert
+        return _ENQUEUE.format(insert=f"{insert}{row}", ready=self.tables.ready)
+
+    @cached_property
+    def _enqueue_statement(self) -> str:
+        # One array per column of ``job_fields``, in that order.
+        fields = self.job_fields
         quote = self.connection.ops.quote_name
         columns = ", ".join(quote(field.column) for field in fields)
         # varchar[], not varchar(64)[]: the column's own type checks length.
         arrays = ", ".join(
-            f"(%s)::{field.db_type(self.connection).split('(')[0]}[]" for field in fields
+            f"(%s)::{str(field.db_type(self.connection)).split('(')[0]}[]" for field in fields
         )
         insert = f"INSERT INTO {self.tables.job} ({columns}) SELECT * FROM unnest({arrays})"
-        return _ENQUEUE.format(insert=insert, ready=self.tables.ready), fields
+        return _ENQUEUE.format(insert=insert, ready=self.tables.ready)
 
 
 def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]]) -> ClaimedRows:
@@ -272,3 +284,8 @@ def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]])
     priority, at = columns.index("priority"), columns.index("id")
     rows.sort(key=lambda pair: (-pair[1][priority], pair[1][at]))
     return ClaimedRows(columns, rows)
+
+
+def _stamp_params(now: datetime) -> list[datetime]:
+    """The claim row's time, then the job's start and attempt (``_STAMP``)."""
+    return [now, now, now + _RACE, now, now + _RACE]

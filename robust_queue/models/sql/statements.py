@@ -18,6 +18,7 @@ from django.db import NotSupportedError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
+from .adapt import Adapter, adapter
 from .tables import Tables, tables_of
 
 Statement = tuple[str, list[Any]]
@@ -54,6 +55,75 @@ class Statements:
             "return_value"
         )
         return field
+
+    @cached_property
+    def job_fields(self) -> list[Field[Any, Any]]:
+        """The job table's fields an enqueue writes (all but the id)."""
+        job = apps.get_model("robust_queue", "Job")
+        return [field for field in job._meta.concrete_fields if not field.primary_key]
+
+    def insert_jobs(self, jobs: Sequence[Any]) -> list[Statement]:
+        """Multi-row INSERTs of ``jobs`` (model instances) returning (id,
+        result id); as many statements as the database's limit on
+        parameters needs."""
+        statements = []
+        for chunk in self._chunks(jobs, len(self.job_fields)):
+            sql, params = self.job_rows(chunk)
+            statements.append((f"{sql} RETURNING id, result_id", params))
+        return statements
+
+    def job_rows(self, jobs: Sequence[Any]) -> Statement:
+        """One INSERT of ``jobs`` (model instances) with a VALUES row each;
+        no RETURNING."""
+        insert, row = self._job_insert
+        return f"{insert}{', '.join([row] * len(jobs))}", self.job_values(jobs)
+
+    def job_values(self, jobs: Sequence[Any]) -> list[Any]:
+        """The values of ``jobs``' rows, in ``job_fields`` order, adapted as
+        Django's ``bulk_create`` adapts them (``adapt.adapter``; no job
+        field sets its value on save, so ``pre_save`` is the attribute)."""
+        return [adapt(getattr(job, name)) for job in jobs for name, adapt in self._job_adapters]
+
+    @cached_property
+    def _job_adapters(self) -> list[tuple[str, Adapter]]:
+        fields = self.job_fields
+        assert not any(getattr(field, "auto_now", False) for field in fields)
+        assert not any(getattr(field, "auto_now_add", False) for field in fields)
+        return [(field.attname, adapter(field, self.connection)) for field in fields]
+
+    @cached_property
+    def _job_insert(self) -> tuple[str, str]:
+        # ("INSERT INTO job (columns) VALUES ", one row of placeholders).
+        quote = self.connection.ops.quote_name
+        columns = ", ".join(quote(field.column) for field in self.job_fields)
+        row = "(" + ", ".join(["%s"] * len(self.job_fields)) + ")"
+        return f"INSERT INTO {self.tables.job} ({columns}) VALUES ", row
+
+    def insert_ready_rows(
+        self, jobs: Sequence[Any], ids: dict[str, int], now: datetime
+    ) -> list[Statement]:
+        """INSERTs making ``jobs`` ready; ``ids``: {result id: job id}."""
+        created = self._datetime(now)
+        statements = []
+        for chunk in self._chunks(jobs, 4):
+            params = [
+                value
+                for job in chunk
+                for value in (ids[job.result_id], job.queue_name, job.priority, created)
+            ]
+            values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
+            sql = (
+                f"INSERT INTO {self.tables.ready} (job_id, queue_name, priority, created_at) "
+                f"VALUES {values}"
+            )
+            statements.append((sql, params))
+        return statements
+
+    def _chunks(self, rows: Sequence[Any], columns: int) -> list[Sequence[Any]]:
+        # SQLite caps a statement's parameters; other servers cap its size.
+        limit = self.connection.features.max_query_params
+        size = min(_ROWS_PER_INSERT, max(1, limit // columns) if limit else _ROWS_PER_INSERT)
+        return [rows[start : start + size] for start in range(0, len(rows), size)]
 
     def lock_ready(self, limit: int, queue: Statement) -> Statement:
         """(ready id, job id) of up to ``limit`` ready jobs, in claim order.
@@ -111,6 +181,13 @@ class Statements:
     def delete_claim(self, claim_id: int) -> Statement:
         return f"DELETE FROM {self.tables.claimed} WHERE id = %s", [claim_id]
 
+    def delete_uncancelled_claim(self, claim_id: int) -> Statement:
+        sql = f"DELETE FROM {self.tables.claimed} WHERE id = %s AND cancel_requested_at IS NULL"
+        return sql, [claim_id]
+
+    def claim_exists(self, claim_id: int) -> Statement:
+        return f"SELECT 1 FROM {self.tables.claimed} WHERE id = %s", [claim_id]
+
     def finish_job(self, job_id: int, now: datetime, return_value: Any) -> Statement:
         sql = f"UPDATE {self.tables.job} SET finished_at = %s, return_value = %s WHERE id = %s"
         return sql, [self._datetime(now), self._json(return_value), job_id]
@@ -161,6 +238,10 @@ class Statements:
     def _json(self, value: Any) -> Any:
         return self._return_value_field.get_db_prep_save(value, self.connection)
 
+
+# Rows per multi-row INSERT of an enqueue: a bounded statement on servers
+# whose limit is the statement's size, not its parameters.
+_ROWS_PER_INSERT = 1000
 
 # The claim's WHERE clause for one named queue (a dialect may rewrite it).
 ONE_QUEUE = "queue_name = %s"

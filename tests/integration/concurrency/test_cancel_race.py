@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
+import unittest
 
+from django.db import connection, transaction
 from django.test import TransactionTestCase
 
 import robust_queue
@@ -54,3 +56,42 @@ class CancelRaceTests(TransactionTestCase):
         self.assertEqual(Job.objects.count(), JOBS)
         # The race happened: some jobs were cancelled while waiting.
         self.assertGreater(outcomes.get("cancelled", 0), 0)  # type: ignore[union-attr]
+
+    @unittest.skipIf(connection.vendor == "sqlite", "SQLite runs one writer at a time")
+    def test_a_claim_committed_while_cancel_looks_for_it_gets_the_request(self) -> None:
+        """The window the race above found by chance, made certain: a worker
+        holds the ready row (its claim not yet committed) when cancel looks
+        at the queue, and commits the claim right after cancel's UPDATE of
+        claims found nothing. Cancel must not report "requested" for a
+        claim that does not carry the request."""
+        result = tasks.add.enqueue(1, 1)
+        table = ClaimedExecution._meta.db_table
+        claimed, release, committed = threading.Event(), threading.Event(), threading.Event()
+
+        def claim_and_hold() -> int:
+            with transaction.atomic():
+                rows = claim(1, worker_id="holder")
+                claimed.set()
+                release.wait(10)
+            committed.set()
+            return len(rows)
+
+        def commit_after_update(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            outcome = execute(sql, params, many, context)
+            if sql.startswith("UPDATE") and table in sql and not release.is_set():
+                release.set()
+                committed.wait(10)
+            return outcome
+
+        def cancel_it() -> str:
+            claimed.wait(10)
+            with connection.execute_wrapper(commit_after_update):
+                return robust_queue.cancel(result.id).value
+
+        taken, outcome = run_in_threads([claim_and_hold, cancel_it])
+        self.assertEqual(taken, 1)
+        self.assertTrue(release.is_set(), "cancel never sent its UPDATE of claims")
+        self.assertEqual(outcome, "requested")
+        self.assertIsNotNone(
+            ClaimedExecution.objects.get(job__result_id=result.id).cancel_requested_at
+        )

@@ -14,12 +14,15 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.compat import TaskResultStatus
-from robust_queue.exceptions import EnqueueError
+from robust_queue.exceptions import EnqueueError, JobCancelledError
 from robust_queue.models import BlockedExecution, Job, RateLimit, ReadyExecution, ScheduledExecution
 from robust_queue.models.clock import database_now
 from robust_queue.performing import perform
+from robust_queue.rate_gate import may_start
 from testproject import coordination_tasks as co
-from tests.helpers import claim, work_off
+from tests.helpers import cancel_requested_before_the_take, claim, work_off
+
+CANCELLED = f"{JobCancelledError.__module__}.{JobCancelledError.__qualname__}"
 
 KEY_A = "testproject.coordination_tasks.rated/a"
 
@@ -232,6 +235,22 @@ class RateLimitStartTests(TestCase):
         )
         row = RateLimit.objects.get()
         self.assertEqual((row.count, row.next_release), (2, row.window_end))
+
+    def test_a_late_job_asked_to_cancel_fails_instead_of_waiting_in_line(self) -> None:
+        """Its cancel request comes as the gate puts it back in line: it is
+        failed as cancelled, not left waiting for the next window."""
+        co.rated.enqueue("a")
+        age_window(KEY_A)
+        RateLimit.objects.update(next_release=database_now("default") + dt.timedelta(hours=1))
+        (claimed,) = claim()
+        with cancel_requested_before_the_take(claimed) as fired:
+            self.assertFalse(may_start(claimed))
+        self.assertEqual(len(fired), 1)
+        job = Job.objects.get()
+        self.assertTrue(hasattr(job, "failed_execution"))
+        self.assertEqual(job.errors[-1]["exception_class_path"], CANCELLED)
+        self.assertEqual(waiting_ids(), [])
+        self.assertEqual(job.snoozes, 0)
 
     def test_a_late_job_joins_a_waiting_line_even_with_room(self) -> None:
         for n in range(3):

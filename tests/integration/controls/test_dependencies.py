@@ -23,7 +23,7 @@ from robust_queue.models import (
 )
 from robust_queue.processes.dispatcher import Dispatcher
 from robust_queue.retention import Retention
-from testproject import tasks
+from testproject import tasks, unique_tasks
 from testproject.models import LedgerEntry
 from tests.helpers import work_off
 
@@ -206,6 +206,19 @@ class FailureTests(TestCase):
         self.assertEqual(release(), 0)
         self.assertFalse(JobDependency.objects.exists())
         self.assertEqual(tasks.add.get_result(child.id).status, TaskResultStatus.FAILED)
+
+
+class UniqueChildTests(TestCase):
+    def test_a_unique_child_whose_key_is_held_is_the_holder_unchanged(self) -> None:
+        """As documented: a unique duplicate writes nothing, so the holder
+        does not gain the new parents (it may already run)."""
+        holder = unique_tasks.per_account.enqueue("acme", 1)
+        parent = tasks.add.using(run_after=timezone.now() + timedelta(hours=1)).enqueue(1, 1)
+        child = robust_queue.enqueue_after([parent], unique_tasks.per_account, ("acme", 2))
+        self.assertEqual(child.id, holder.id)
+        self.assertFalse(JobDependency.objects.exists())
+        self.assertEqual(work_off(), 1)
+        self.assertEqual(unique_tasks.per_account.get_result(holder.id).return_value, 1)
 
 
 class BadParentTests(TestCase):

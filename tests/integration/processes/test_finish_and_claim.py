@@ -116,6 +116,7 @@ class FinishAndClaimTests(TransactionTestCase):
                 timezone.now(),
                 2,
                 (1, dialect_for("default").claim_filter(None, (), ()), self.process.pk, "w"),
+                timezone.now,
             )
         self.assertEqual(len(queries), 1)
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.exceptions import NotCancellableError, ProcessExitError
-from robust_queue.models import ClaimedExecution, Job
+from robust_queue.models import ClaimedExecution, Job, JobDependency
 from testproject import control_tasks as ct
 from testproject import tasks
 from tests.helpers import claim, work_off
@@ -70,3 +70,18 @@ class CancelledRunningJobTests(TestCase):
         robust_queue.cancel(result.id)
         ClaimedExecution.objects.all().fail_all_with(ProcessExitError, "worker died")
         self.assertEqual(totals(TASK_ADD), {**NOTHING, "failed": 1})
+
+
+class DependencyFailedTests(TestCase):
+    def test_jobs_failed_by_their_parent_count_as_discarded_once(self) -> None:
+        """A child and grandchild of a failed parent never run: each counts
+        once with the discarded, so every job that ends is still counted."""
+        parent = tasks.fail.enqueue("boom")
+        child = robust_queue.enqueue_after([parent], tasks.add, (1, 1))
+        robust_queue.enqueue_after([child], tasks.add, (2, 2))
+        work_off()
+        JobDependency.objects.release_all_in_batches()
+        self.assertEqual(totals(TASK_ADD), {**NOTHING, "discarded": 2})
+        # Settled jobs are not counted again by a later pass.
+        JobDependency.objects.release_all_in_batches()
+        self.assertEqual(totals(TASK_ADD), {**NOTHING, "discarded": 2})

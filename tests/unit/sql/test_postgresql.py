@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from unittest import mock
 
 from django.db import NotSupportedError
@@ -26,7 +27,10 @@ class PostgreSQLStatementTests(SimpleTestCase):
         )
         self.assertIn("jsonb_build_array(%s::text)", sql)
         self.assertTrue(sql.rstrip().endswith("RETURNING job.*, claimed.id AS claim_id"))
-        self.assertEqual(params, ["a", 3, 7, NOW, NOW, NOW, "w-1"])
+        bound = NOW + dt.timedelta(seconds=5)
+        self.assertEqual(params, ["a", 3, 7, NOW, NOW, bound, NOW, bound, "w-1"])
+        # A start is never before the job's enqueue, nor 5 s past the stamp.
+        self.assertIn("GREATEST(%s, LEAST(job.enqueued_at, %s))", sql)
 
     def test_a_named_queue_is_claimed_in_the_order_of_its_own_index(self) -> None:
         """One queue is a range of one name ordered by the name first, so
@@ -39,7 +43,8 @@ class PostgreSQLStatementTests(SimpleTestCase):
             "    ORDER BY queue_name, priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
             sql,
         )
-        self.assertEqual(params, ["mail", "mail", 3, 7, NOW, NOW, NOW, "w-1"])
+        bound = NOW + dt.timedelta(seconds=5)
+        self.assertEqual(params, ["mail", "mail", 3, 7, NOW, NOW, bound, NOW, bound, "w-1"])
 
     def test_the_finish_is_fenced_by_the_claims_delete(self) -> None:
         sql, params = self.dialect.finish_in_one(11, NOW, {"a": 1})
@@ -52,8 +57,9 @@ class PostgreSQLStatementTests(SimpleTestCase):
     def test_finish_and_claim_is_one_statement_gated_on_the_fence(self) -> None:
         """The next claim reads the finish's DELETE: no claim row, no claim."""
         where, params = queue_filter("mail", [])
+        later = NOW + dt.timedelta(milliseconds=3)
         sql, params = self.dialect.finish_and_claim_in_one(
-            11, NOW, {"v": 1}, (1, (where, params), 7, "w-1")
+            11, NOW, {"v": 1}, (1, (where, params), 7, "w-1"), later
         )
         self.assertIn(
             'WITH done AS (DELETE FROM "robust_queue_claimed_execution" WHERE id = %s', sql
@@ -65,7 +71,10 @@ class PostgreSQLStatementTests(SimpleTestCase):
         )
         self.assertIn("(SELECT count(*) FROM finished) AS finished", sql)
         self.assertEqual(params[:2], [11, NOW])
-        self.assertEqual(params[3:], ["mail", "mail", 1, 7, NOW, NOW, NOW, "w-1"])
+        bound = later + dt.timedelta(seconds=5)
+        self.assertEqual(
+            params[3:], ["mail", "mail", 1, 7, later, later, bound, later, bound, "w-1"]
+        )
 
     def test_a_ready_enqueue_notifies_its_queues(self) -> None:
         """The enqueue statement ends with pg_notify on the ready channel."""

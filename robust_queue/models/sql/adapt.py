@@ -1,0 +1,64 @@
+"""Field values as an enqueue's statement sends them, without the ORM's
+per-call dispatch.
+
+``adapter(field, connection)`` is a function of one value giving what
+``field.get_db_prep_save(value, connection)`` gives: for the values an
+enqueue writes (text, integers, aware datetimes, plain JSON, None) by the
+one backend call that method ends in, for anything else by calling it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field
+
+Adapter = Callable[[Any], Any]
+
+_TEXT = {"CharField", "TextField"}
+_INTEGERS = {
+    "IntegerField",
+    "SmallIntegerField",
+    "BigIntegerField",
+    "PositiveIntegerField",
+    "PositiveSmallIntegerField",
+    "PositiveBigIntegerField",
+}
+# What JSON decodes to: a value of another type (an expression, a lazy
+# string) takes the ORM's path.
+_PLAIN_JSON = {dict, list, str, int, float, bool}
+
+
+def adapter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Adapter:
+    ops = connection.ops
+
+    def orm(value: Any) -> Any:
+        return field.get_db_prep_save(value, connection)
+
+    kind = field.get_internal_type()
+    if kind in _TEXT:
+        return lambda value: value if value is None or type(value) is str else orm(value)
+    if kind in _INTEGERS:
+        return lambda value: (
+            ops.adapt_integerfield_value(value, kind) if type(value) is int else orm(value)
+        )
+    if kind == "DateTimeField":
+        # A naive one takes the ORM's path: it warns and makes it aware.
+        return lambda value: (
+            ops.adapt_datetimefield_value(value)
+            if value is None or (type(value) is datetime and value.tzinfo is not None)
+            else orm(value)
+        )
+    if kind == "JSONField":
+        encoder = field.encoder  # type: ignore[attr-defined]
+        return lambda value: (
+            None
+            if value is None
+            else ops.adapt_json_value(value, encoder)
+            if type(value) in _PLAIN_JSON
+            else orm(value)
+        )
+    return orm
