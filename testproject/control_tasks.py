@@ -20,10 +20,35 @@ def _span(label: str, sleep: float) -> str:
     return label
 
 
+def _meeting_span(label: str, wait: float) -> str:
+    """A span that stays open (up to ``wait`` s) until another run has
+    overlapped it: one was open when it started, or one started since.
+    Runs that a limit lets overlap then do, however loaded the machine."""
+    LedgerEntry.objects.create(key=f"start:{label}")
+    starts = LedgerEntry.objects.filter(key__startswith="start:")
+    ends = LedgerEntry.objects.filter(key__startswith="end:")
+    seen = starts.count()
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        started = starts.count()
+        if started > seen or started - ends.count() >= 2:
+            break
+        time.sleep(0.005)
+    LedgerEntry.objects.create(key=f"end:{label}")
+    return label
+
+
 @limits_concurrency(key=lambda account, label, sleep=0.0: account, to=2)
 @task()
 def limited(account: str, label: str, sleep: float = 0.0) -> str:
     return _span(label, sleep)
+
+
+@limits_concurrency(key=lambda account, label, wait=0.0: account, to=2)
+@task()
+def limited_meeting(account: str, label: str, wait: float = 0.0) -> str:
+    """``limited``, each run waiting for another to overlap it (``_meeting_span``)."""
+    return _meeting_span(label, wait)
 
 
 @limits_concurrency(key="one", to=1, duration=timedelta(seconds=1))
