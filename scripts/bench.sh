@@ -23,6 +23,8 @@ done
 # What the statistics add to a worker's drain, in instructions (valgrind).
 for db in ${DBS:-postgresql mariadb sqlite}; do
     "$venv/bin/python" -m bench.statistics_instructions "$db"
+    # A worker thread's claim/perform/finish-and-claim loop, in instructions.
+    "$venv/bin/python" -m bench.worker_instructions "$db"
 done
 # Claim cost at 100k-1M ready jobs against 10k, and while a dispatcher
 # moves 100k due scheduled jobs.

@@ -1,0 +1,107 @@
+"""Instructions per job of a worker thread's loop, counted by valgrind.
+
+    python -m bench.worker_instructions postgresql [--drain 100,500]
+
+What a drain's threads run, in one thread of this process: claim one job,
+``perform`` it, and as it finishes claim the next in the same statement
+(finish-and-claim-next), until ``--drain`` jobs have run. Two children
+run under valgrind (``cachegrind``, no cache simulation), one per drain
+size; the difference cancels start-up, migrations and the enqueue, so
+what is left is instructions per job of the loop itself. Each child also
+prints the statements it sent per job. Only this process is counted, not
+the database server.
+
+Wall-clock drains on a shared 2-core machine swing by more than the
+changes they are asked to judge; run this in two worktrees to compare two
+commits exactly. Needs ``valgrind`` (Debian's package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bench.common import throwaway_database
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("database", choices=["sqlite", "postgresql", "mariadb"])
+    parser.add_argument("--drain", default="100,500", help="small,large")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    small, large = (int(n) for n in options.drain.split(","))
+    if options.child:
+        _child(options.database, enqueue=large, drain=options.child)
+    else:
+        _parent(options.database, small, large)
+
+
+def _child(database: str, enqueue: int, drain: int) -> None:
+    with throwaway_database(database):
+        from django.db import connection
+
+        import robust_queue
+        from robust_queue.models import NextClaim, ReadyExecution
+        from robust_queue.performing import perform
+        from testproject import tasks
+        from tests.helpers import make_process
+
+        process = make_process()
+        robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(enqueue + 1)])
+        statements: Counter[str] = Counter()
+
+        def counted(execute: Any, sql: str, *args: Any) -> Any:
+            statements[sql.split(None, 1)[0].upper()] += 1
+            return execute(sql, *args)
+
+        nexts: list[NextClaim] = []
+
+        def then() -> NextClaim:
+            nexts.append(NextClaim(None, (), None, process.pk, "bench"))
+            return nexts[-1]
+
+        [row] = ReadyExecution.objects.claim(1, process_id=process.pk, worker_id="bench")
+        with connection.execute_wrapper(counted):
+            for _ in range(drain):
+                nexts.clear()
+                perform(row, then=then)
+                [row] = nexts[0].claimed
+        print(f"statements per job: {sum(statements.values()) / drain:.2f} {dict(statements)}")
+
+
+def _parent(database: str, small: int, large: int) -> None:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        (low, low_out), (high, high_out) = pool.map(
+            lambda drain: _count(database, large, drain), (small, large)
+        )
+    print(f"{database:10} drain {small:5d}: {low:,} instructions; {low_out}")
+    print(f"{database:10} drain {large:5d}: {high:,} instructions; {high_out}")
+    print(f"{database:10} instructions per job: {(high - low) / (large - small):,.0f}")
+
+
+def _count(database: str, large: int, drain: int) -> tuple[int, str]:
+    command = [
+        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+        sys.executable, "-m", "bench.worker_instructions", database,
+        "--drain", f"{drain},{large}", "--child", str(drain),
+    ]  # fmt: skip
+    # Distinct test databases for the two children that run at once; the
+    # same hash seed for every child, so dict and set orders repeat.
+    suffix = os.environ.get("ROBUST_QUEUE_DB_SUFFIX", "") + f"_wi{drain}"
+    env = {**os.environ, "PYTHONHASHSEED": "0", "ROBUST_QUEUE_DB_SUFFIX": suffix}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return int(found.group(1).replace(",", "")), done.stdout.strip().splitlines()[-1]
+
+
+if __name__ == "__main__":
+    main()
