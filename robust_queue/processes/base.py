@@ -146,7 +146,10 @@ class Runnable:
         return []
 
     def _boot(self) -> None:
-        self.process = self._register()
+        process = self._register()
+        if process is None:
+            return  # told to stop before it could register: nothing ran
+        self.process = process
         if self.on_registered is not None:
             self.on_registered(self.process)
         self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.lost_registration)
@@ -161,8 +164,9 @@ class Runnable:
         """Our row was pruned: stop (the supervisor starts a new one)."""
         self.stop()
 
-    def _register(self) -> Process:
-        """Register, waiting for the database if it is down.
+    def _register(self) -> Process | None:
+        """Register, waiting for the database if it is down; None if told
+        to stop meanwhile (a clean exit: nothing was registered or run).
 
         Only connection errors wait; an integrity error (our supervisor's
         row is gone) ends the process, and the supervisor starts another.
@@ -172,13 +176,18 @@ class Runnable:
             try:
                 return self.registration.start()
             except (OperationalError, InterfaceError) as exc:
-                if self.stopping:
-                    raise
+                if self.stop_requested():
+                    logger.info("%s stops before it could register: %s", self.name, exc)
+                    return None
                 if not warned:
                     logger.warning("%s waits for the database to register: %s", self.name, exc)
                     warned = True
                 connections.close_all()
                 self.wakeup.wait(ERROR_PAUSE)
+
+    def stop_requested(self) -> bool:
+        """Whether this process was asked to stop (``stop``)."""
+        return self.stopping
 
     def _shutdown(self) -> None:
         hooks.run(self.kind, "on_stop", self)

@@ -134,10 +134,15 @@ class Supervisor(Runnable):
             )
         )
 
-    def _tick(self) -> None:
-        # Reaping and replacing first: neither needs the database.
+    def stop_requested(self) -> bool:
+        """Signals are queued (``SignalQueue``): act on those received."""
         for signum in self.signals.pop_all():
             self._request_stop(immediately=signum in IMMEDIATE or self.stopping)
+        return self.stopping
+
+    def _tick(self) -> None:
+        # Reaping and replacing first: neither needs the database.
+        self.stop_requested()
         self._reap()
         now = time.monotonic()
         for due in [entry for entry in self.pending if entry[0] <= now]:

@@ -127,6 +127,25 @@ class RunnableTests(TransactionTestCase):
         self.assertEqual(runnable.events, ["boot", "shutdown"])
         self.assertIn("lost its supervisor; stopping", logs.output[0])
 
+    def test_told_to_stop_while_waiting_to_register_it_exits_cleanly(self) -> None:
+        """A child stopped by its supervisor before the database let it
+        register ends without an error (it used to raise, a "crash"),
+        having booted nothing and registered nothing."""
+        runnable = Rounds([0])
+        self.addCleanup(runnable.wakeup.close)
+
+        def unreachable() -> Process:
+            runnable.stop()  # the supervisor's TERM, while the database is away
+            raise OperationalError("could not connect to server")
+
+        runnable.registration.start = unreachable  # type: ignore[method-assign]
+        with self.assertLogs(base.logger, "INFO") as logs:
+            runnable.start()
+        self.assertEqual(runnable.events, [])
+        self.assertIsNone(runnable.process)
+        self.assertFalse(Process.objects.exists())
+        self.assertIn("stops before it could register: could not connect", "\n".join(logs.output))
+
     def test_losing_the_registration_stops_the_process(self) -> None:
         runnable = Rounds([0, 0, 0])
         self.addCleanup(runnable.wakeup.close)
