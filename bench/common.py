@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -91,3 +92,24 @@ def per_job_cost(run: Callable[[], int]) -> str:
         f"{wall / jobs * 1000:.2f} ms wall, {cpu / jobs * 1000:.2f} ms CPU + "
         f"{server_ms / jobs:.2f} ms database server per job ({jobs} jobs)"
     )
+
+
+def instructions_of(args: list[str], suffix: str) -> tuple[int, str]:
+    """Instructions that ``python -m <args>`` runs under valgrind
+    (``cachegrind``, no cache simulation), and what it printed.
+
+    ``suffix`` names its test database apart from other children running
+    at once; every child gets the same hash seed, so dict and set orders
+    repeat from run to run.
+    """
+    command = [
+        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+        sys.executable, "-m", *args,
+    ]  # fmt: skip
+    suffix = os.environ.get("ROBUST_QUEUE_DB_SUFFIX", "") + suffix
+    env = {**os.environ, "PYTHONHASHSEED": "0", "ROBUST_QUEUE_DB_SUFFIX": suffix}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return int(found.group(1).replace(",", "")), done.stdout

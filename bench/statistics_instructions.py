@@ -22,14 +22,10 @@ Needs ``valgrind`` (Debian's package); takes several minutes.
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
-from bench.common import throwaway_database
+from bench.common import instructions_of, throwaway_database
 
 
 def main() -> None:
@@ -89,20 +85,9 @@ def _parent(database: str, small: int, large: int) -> None:
 
 
 def _count(database: str, small: int, large: int, side: str, drain: int) -> int:
-    command = [
-        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-        sys.executable, "-m", "bench.statistics_instructions", database,
-        "--drain", f"{drain},{large}", "--child", side,
-    ]  # fmt: skip
-    # Distinct test databases for the two children that run at once; the
-    # same hash seed for every child, so dict and set orders repeat.
-    suffix = os.environ.get("ROBUST_QUEUE_DB_SUFFIX", "") + f"_si{side}{drain}"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "ROBUST_QUEUE_DB_SUFFIX": suffix}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    return int(found.group(1).replace(",", ""))
+    args = ["bench.statistics_instructions", database, "--drain", f"{drain},{large}"]
+    count, _ = instructions_of([*args, "--child", side], suffix=f"_si{side}{drain}")
+    return count
 
 
 def _not_recorded(*args: object, **kwargs: object) -> None:

@@ -19,15 +19,11 @@ commits exactly. Needs ``valgrind`` (Debian's package).
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
-import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from bench.common import throwaway_database
+from bench.common import instructions_of, throwaway_database
 
 
 def main() -> None:
@@ -87,20 +83,9 @@ def _parent(database: str, small: int, large: int) -> None:
 
 
 def _count(database: str, large: int, drain: int) -> tuple[int, str]:
-    command = [
-        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-        sys.executable, "-m", "bench.worker_instructions", database,
-        "--drain", f"{drain},{large}", "--child", str(drain),
-    ]  # fmt: skip
-    # Distinct test databases for the two children that run at once; the
-    # same hash seed for every child, so dict and set orders repeat.
-    suffix = os.environ.get("ROBUST_QUEUE_DB_SUFFIX", "") + f"_wi{drain}"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "ROBUST_QUEUE_DB_SUFFIX": suffix}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode or not found:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    return int(found.group(1).replace(",", "")), done.stdout.strip().splitlines()[-1]
+    args = ["bench.worker_instructions", database, "--drain", f"{drain},{large}"]
+    count, printed = instructions_of([*args, "--child", str(drain)], suffix=f"_wi{drain}")
+    return count, printed.strip().splitlines()[-1]
 
 
 if __name__ == "__main__":
