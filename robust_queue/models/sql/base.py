@@ -22,8 +22,8 @@ from django.db.backends.utils import CursorWrapper
 
 from .statements import Statement, Statements, marks, queue_filter
 
-# A claim's time, taken when first called (``claims_in_doubt.Stamp``).
-Stamp = Callable[[], datetime]
+# A claim's time, taken when first called (a ``claims_in_doubt.Stamp``).
+ClaimTime = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class Dialect(Statements):
         """Wake idle listeners of ``queue_names`` when the transaction commits."""
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
     ) -> ClaimedRows:
         """Claim up to ``limit`` ready jobs that match ``queue``, atomically.
 
@@ -86,7 +86,7 @@ class Dialect(Statements):
             return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
 
     def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
     ) -> ClaimedRows:
         """``claim`` inside the caller's ``transaction()``."""
         with self.connection.cursor() as cursor:
@@ -123,7 +123,7 @@ class Dialect(Statements):
         now: datetime,
         return_value: Any,
         then: tuple[int, Statement, int | None, str],
-        stamp: Stamp,
+        stamp: ClaimTime,
     ) -> tuple[bool, ClaimedRows]:
         """``finish``, and only if it finished, ``claim`` in the same
         transaction: ``then`` is the claim's (limit, queue, process id,

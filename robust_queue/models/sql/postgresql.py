@@ -17,7 +17,7 @@ from typing import Any, ClassVar, cast
 
 from django.db.models import JSONField
 
-from .base import ClaimedRows, Dialect, Stamp
+from .base import ClaimedRows, ClaimTime, Dialect
 from .statements import ONE_QUEUE, Statement
 
 NOTIFY_CHANNEL = "robust_queue_ready"
@@ -122,13 +122,13 @@ class PostgreSQLDialect(Dialect):
                 cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, name])
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
     ) -> ClaimedRows:
         # One statement: atomic without a transaction of its own.
         return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
 
     def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: Stamp
+        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
     ) -> ClaimedRows:
         # One statement: the stamp is taken as late as it can be, just
         # before the statement (and its snapshot) starts.
@@ -175,7 +175,7 @@ class PostgreSQLDialect(Dialect):
         now: datetime,
         return_value: Any,
         then: tuple[int, Statement, int | None, str],
-        stamp: Stamp,
+        stamp: ClaimTime,
     ) -> tuple[bool, ClaimedRows]:
         statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp())
         with self.connection.cursor() as cursor:
