@@ -34,7 +34,7 @@ def assert_stopped_cleanly(test: TransactionTestCase, supervisor: Supervisor) ->
     test.assertNotIn("crashed", output)
 
 
-@skipUnless(connection.vendor == "sqlite", "SQLite's write lock; servers: test_outage")
+@skipUnless(connection.vendor == "sqlite", "SQLite's write lock (servers: test_runnable_loop)")
 class StopBeforeRegisteringTests(TransactionTestCase):
     def test_term_while_the_write_lock_is_held_exits_cleanly(self) -> None:
         holder = sqlite3.connect(
