@@ -10,7 +10,7 @@ statements and return rows and ids; the models make instances of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +33,20 @@ class ClaimedRows:
     columns: list[str]
     # (claim id, the job's row) per claimed job.
     rows: list[tuple[int, tuple[Any, ...]]]
+
+    @classmethod
+    def of(
+        cls,
+        columns: list[str],
+        jobs: Iterable[Sequence[Any]],
+        claim_ids: dict[int, int],
+        job_ids: Sequence[int],
+    ) -> ClaimedRows:
+        """``jobs`` (rows of the job table) with their ``claim_ids`` (by
+        job id), in the order of ``job_ids``."""
+        at = columns.index("id")
+        rows = {row[at]: tuple(row) for row in jobs}
+        return cls(columns, [(claim_ids[job_id], rows[job_id]) for job_id in job_ids])
 
 
 class Dialect(Statements):
@@ -102,9 +116,7 @@ class Dialect(Statements):
             cursor.execute(*self.stamp_jobs(job_ids, worker_id, now))
             cursor.execute(*self.select_jobs(job_ids))
             columns = [column[0] for column in cursor.description]
-            at = columns.index("id")
-            rows = {row[at]: tuple(row) for row in cursor.fetchall()}
-        return ClaimedRows(columns, [(claim_ids[job_id], rows[job_id]) for job_id in job_ids])
+            return ClaimedRows.of(columns, cursor.fetchall(), claim_ids, job_ids)
 
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
         """Delete the claim and record success on its job; False (and

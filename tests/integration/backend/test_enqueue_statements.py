@@ -7,6 +7,8 @@ path a single ``enqueue()`` in autocommit mode takes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from unittest import mock, skipIf, skipUnless
 
@@ -16,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 import robust_queue
 from robust_queue.models import Job, ReadyExecution
-from robust_queue.models.sql import Dialect
+from robust_queue.models.sql import dialect_for
 from testproject import tasks
 from tests.helpers import claim, run_in_threads
 
@@ -41,17 +43,33 @@ def _inserts(queries: CaptureQueriesContext) -> list[str]:
 BROKEN = [("INSERT INTO robust_queue_no_such_table (x) VALUES (1)", [])]
 
 
+@contextmanager
+def ready_insert_broken() -> Iterator[None]:
+    """Every way this connection's dialect makes ready rows fails, after
+    the jobs' INSERT (MySQL/MariaDB: a single job's goes in the same text)."""
+    kind = type(dialect_for("default"))
+    names = [
+        name for name in ("insert_ready_rows", "ready_rows_of_last_insert") if hasattr(kind, name)
+    ]
+    with ExitStack() as stack:
+        for name in names:
+            stack.enter_context(mock.patch.object(kind, name, return_value=BROKEN))
+        yield
+
+
 class PlainEnqueueTests(TransactionTestCase):
     @skipIf(connection.vendor == "postgresql", "PostgreSQL enqueues in one statement")
     def test_a_single_enqueue_is_two_inserts_in_one_transaction(self) -> None:
         with CaptureQueriesContext(connection) as queries:
             result = tasks.add.enqueue(1, 2)
-        sent = [q["sql"].split(" ")[0].upper() for q in queries]
+        sent = [s.split(" ")[0].upper() for q in queries for s in q["sql"].split("; ")]
         # The dialect's own transaction around exactly the two INSERTs
         # (MariaDB: START TRANSACTION, not SET autocommit; the session
-        # counters below show what the driver sends besides).
+        # counters below show what the driver sends besides), on MySQL and
+        # MariaDB as one text: one round trip.
         begin = "START" if connection.vendor == "mysql" else "BEGIN"
         self.assertEqual(sent, [begin, "INSERT", "INSERT", "COMMIT"])
+        self.assertEqual(len(queries), 1 if connection.vendor == "mysql" else 4)
         job = Job.objects.get(result_id=result.id)
         self.assertEqual(ReadyExecution.objects.get().job_id, job.pk)
         self.assertEqual(_jobs_seen_elsewhere(), 1)
@@ -74,6 +92,19 @@ class PlainEnqueueTests(TransactionTestCase):
                 "Com_insert": 2,
             },
         )
+
+    @skipUnless(connection.vendor == "mysql", "MySQL/MariaDB's round trips")
+    def test_an_enqueue_inside_a_callers_transaction_is_one_round_trip_on_mysql(self) -> None:
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            results = [tasks.add.enqueue(i, 2) for i in range(3)]
+        self.assertEqual(len(queries), 3)
+        for query in queries:
+            sent = [s.split(" ")[0].upper() for s in query["sql"].split("; ")]
+            self.assertEqual(sent, ["INSERT", "INSERT"])
+        # Each ready row holds its own job's id (LAST_INSERT_ID()).
+        jobs = Job.objects.in_bulk([r.id for r in results], field_name="result_id")
+        ready = set(ReadyExecution.objects.values_list("job_id", flat=True))
+        self.assertEqual(ready, {jobs[r.id].pk for r in results})
 
     def test_the_row_written_is_the_row_read_back(self) -> None:
         """Values go in adapted as the ORM adapts them: the job reads back equal."""
@@ -104,9 +135,11 @@ class PlainEnqueueTests(TransactionTestCase):
     def test_an_enqueue_that_fails_part_way_writes_nothing(self) -> None:
         """The ready INSERT fails after the jobs were inserted: all undone,
         and no transaction is left open."""
-        with mock.patch.object(Dialect, "insert_ready_rows", return_value=BROKEN):
+        with ready_insert_broken():
             with self.assertRaises(DatabaseError):
                 tasks.add.enqueue(1, 2)
+            with self.assertRaises(DatabaseError):
+                robust_queue.enqueue_all([(tasks.add, (i, 0), {}) for i in range(3)])
         self.assertEqual(Job.objects.count(), 0)
         self.assertIs(connection.get_autocommit(), True)
         tasks.add.enqueue(3, 4)
@@ -126,9 +159,8 @@ class PlainEnqueueTests(TransactionTestCase):
         """No savepoint: the caller's transaction cannot go on half-written."""
         with transaction.atomic():
             tasks.add.enqueue(1, 2)
-            with mock.patch.object(Dialect, "insert_ready_rows", return_value=BROKEN):
-                with self.assertRaises(DatabaseError):
-                    tasks.add.enqueue(3, 4)
+            with ready_insert_broken(), self.assertRaises(DatabaseError):
+                tasks.add.enqueue(3, 4)
             self.assertIs(connection.needs_rollback, True)
         self.assertEqual(Job.objects.count(), 0)
 

@@ -11,6 +11,7 @@ from unittest import mock, skipIf, skipUnless
 
 from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from robust_queue.models import ClaimedExecution, Job, Pause, ReadyExecution
@@ -106,7 +107,8 @@ class ShortTransactionTests(TransactionTestCase):
 
     @skipUnless(connection.vendor == "mysql", "MySQL/MariaDB's round trips")
     def test_claim_and_finish_do_not_switch_autocommit_on_mysql(self) -> None:
-        """No SET autocommit: one START TRANSACTION and COMMIT each."""
+        """No SET autocommit: one START TRANSACTION and COMMIT each, the
+        claim in two round trips and the finish in one."""
         tasks.add.enqueue(1, 1)
         # As in a worker: statistics wait in memory for the next flush.
         recorder.start_buffering()
@@ -114,13 +116,18 @@ class ShortTransactionTests(TransactionTestCase):
         before = {
             name: _session_status(name) for name in ("Com_set_option", "Com_begin", "Com_commit")
         }
-        [claimed] = claim(1)
-        self.assertIs(claimed.finish(3), True)
+        with CaptureQueriesContext(connection) as queries:
+            [claimed] = claim(1)
+            self.assertEqual(len(queries), 2)
+            self.assertIs(claimed.finish(3), True)
+            self.assertEqual(len(queries), 3)
         after = {name: _session_status(name) for name in before}
+        # The one SET is the finish's note of whether its DELETE took the claim.
         self.assertEqual(
             {name: after[name] - before[name] for name in before},
-            {"Com_set_option": 0, "Com_begin": 2, "Com_commit": 2},
+            {"Com_set_option": 1, "Com_begin": 2, "Com_commit": 2},
         )
+        self.assertFalse([q for q in queries if "autocommit" in q["sql"].lower()])
         self.assertEqual(Job.objects.get().return_value, 3)
 
     @skipUnless(connection.vendor == "mysql", "KILL CONNECTION is MySQL/MariaDB's")
