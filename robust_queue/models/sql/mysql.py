@@ -23,7 +23,6 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 
 from django.db.backends.utils import CursorWrapper
@@ -49,9 +48,10 @@ class MySQLDialect(Dialect):
         "SET SESSION innodb_lock_wait_timeout = %s",
     )
 
-    @cached_property
+    @property
     def _sends_many(self) -> bool:
-        # mysqlclient's option; Django passes OPTIONS to the driver as they are.
+        # mysqlclient's option (Django passes OPTIONS to the driver as they
+        # are), read each time: the session follows the settings it opened with.
         return bool(self.connection.settings_dict.get("OPTIONS", {}).get("multi_statements", True))
 
     def _in_own_transaction(self) -> bool:

@@ -130,6 +130,21 @@ class ShortTransactionTests(TransactionTestCase):
         self.assertFalse([q for q in queries if "autocommit" in q["sql"].lower()])
         self.assertEqual(Job.objects.get().return_value, 3)
 
+    @skipUnless(connection.vendor == "mysql", "mysqlclient's multi_statements option")
+    def test_without_multi_statements_every_statement_goes_alone(self) -> None:
+        """OPTIONS {"multi_statements": False}: the server refuses a text of
+        several statements, so enqueue, claim and finish send one each."""
+        options = {**connection.settings_dict["OPTIONS"], "multi_statements": False}
+        connection.close()
+        self.addCleanup(connection.close)
+        with mock.patch.dict(connection.settings_dict, {"OPTIONS": options}):
+            with CaptureQueriesContext(connection) as queries:
+                result = tasks.add.enqueue(1, 1)
+                [claimed] = claim(1)
+                self.assertIs(claimed.finish(3), True)
+        self.assertFalse([q for q in queries if ";" in q["sql"]])
+        self.assertEqual(tasks.add.get_result(result.id).return_value, 3)
+
     @skipUnless(connection.vendor == "mysql", "KILL CONNECTION is MySQL/MariaDB's")
     def test_a_session_that_cannot_roll_back_is_closed(self) -> None:
         """If ROLLBACK fails, the connection is dropped (the server rolls back)."""
