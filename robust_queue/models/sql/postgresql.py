@@ -33,7 +33,7 @@ picked AS MATERIALIZED (
     RETURNING ready.job_id
 ), claimed AS (
     INSERT INTO {claimed} (job_id, process_id, created_at)
-    SELECT job_id, %s, %s FROM taken RETURNING id, job_id
+    SELECT job_id, %s, %s FROM taken RETURNING id, job_id, created_at
 )"""
 
 # The stamp is taken just before the statement is sent: a job enqueued
@@ -41,18 +41,23 @@ picked AS MATERIALIZED (
 # it was enqueued, so a start is never earlier than the job's enqueue.
 # Never later than _RACE past the stamp either: an enqueue further ahead
 # is another host's clock, not this race, and the start (and the run
-# time measured from it) stays this worker's.
-_STAMP = """
-UPDATE {job} AS job
-SET started_at = COALESCE(job.started_at, GREATEST(%s, LEAST(job.enqueued_at, %s))),
-    last_attempted_at = GREATEST(%s, LEAST(job.enqueued_at, %s)),
+# time measured from it) stays this worker's. The stamp is sent once, as
+# the claim row's created_at.
+# Generous: a worker thread can stall for seconds on an overloaded host.
+_RACE = timedelta(seconds=5)
+_START = (
+    "GREATEST(claimed.created_at, LEAST(job.enqueued_at, "
+    f"claimed.created_at + INTERVAL '{int(_RACE.total_seconds())} seconds'))"
+)
+_STAMP = f"""
+UPDATE {{job}} AS job
+SET started_at = COALESCE(job.started_at, {_START}),
+    last_attempted_at = {_START},
     worker_ids = job.worker_ids || jsonb_build_array(%s::text)
 FROM claimed WHERE job.id = claimed.job_id
 RETURNING job.*, claimed.id AS claim_id"""
 
 _CLAIM = f"WITH {_CLAIM_STEPS}{_STAMP}"
-# Generous: a worker thread can stall for seconds on an overloaded host.
-_RACE = timedelta(seconds=5)
 
 # One named queue, as a range of one value: the planner then keeps
 # queue_name in the ORDER BY (it drops a column equal to a constant), which
@@ -166,7 +171,7 @@ class PostgreSQLDialect(Dialect):
     ) -> Statement:
         """Lock, move and stamp up to ``limit`` ready jobs."""
         sql, params = self._claim_sql(_CLAIM, queue, gate="")
-        return sql, [*params, limit, process_id, *_stamp_params(now), worker_id]
+        return sql, [*params, limit, process_id, now, worker_id]
 
     def finish_and_claim(
         self,
@@ -208,7 +213,7 @@ class PostgreSQLDialect(Dialect):
             *params,
             limit,
             process_id,
-            *_stamp_params(claimed_at),
+            claimed_at,
             worker_id,
         ]
 
@@ -284,8 +289,3 @@ def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]])
     priority, at = columns.index("priority"), columns.index("id")
     rows.sort(key=lambda pair: (-pair[1][priority], pair[1][at]))
     return ClaimedRows(columns, rows)
-
-
-def _stamp_params(now: datetime) -> list[datetime]:
-    """The claim row's time, then the job's start and attempt (``_STAMP``)."""
-    return [now, now, now + _RACE, now, now + _RACE]
