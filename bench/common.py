@@ -68,6 +68,12 @@ def server_pids() -> list[int]:
     return [int(pid) for pid in found.stdout.split()]
 
 
+def process_tree(root: int) -> list[int]:
+    """``root`` and its children."""
+    children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
+    return [root] + [int(pid) for pid in children.stdout.split()]
+
+
 def cpu_of(pids: list[int]) -> int:
     """utime + stime jiffies of ``pids`` (gone ones count as 0)."""
     total = 0

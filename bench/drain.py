@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import ROOT, cpu_of, server_pids, setup_django, teardown_django
+from bench.common import ROOT, cpu_of, process_tree, server_pids, setup_django, teardown_django
 
 CONFIG = {
     "dispatchers": [{"batch_size": 500, "polling_interval": 0.2}],
@@ -102,7 +102,7 @@ def drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: floa
     while Process.objects.filter(kind="worker").count() < processes:
         time.sleep(0.05)
     time.sleep(0.5)
-    tree = _tree(supervisor.pid)
+    tree = process_tree(supervisor.pid)
     cpu_before = _busy_jiffies()
     tree_before, server_before = cpu_of(tree), cpu_of(server_pids())
     pause.delete()
@@ -164,13 +164,8 @@ def _busy_jiffies() -> int:
     return sum(fields) - fields[3] - fields[4]  # minus idle and iowait
 
 
-def _tree(root: int) -> list[int]:
-    children = subprocess.run(["pgrep", "-P", str(root)], capture_output=True, text=True)
-    return [root] + [int(pid) for pid in children.stdout.split()]
-
-
 def _tree_memory(root: int) -> dict[str, int]:
-    pids = _tree(root)
+    pids = process_tree(root)
     totals = {"rss": 0, "pss": 0}
     for pid in pids:
         try:

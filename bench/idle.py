@@ -10,7 +10,8 @@ transactions the database committed for that database over ``--seconds``
 poll is one transaction), or, on MariaDB, the commands the supervisor's
 processes sent through a counting proxy (``bench.statement_proxy``: the
 server's own counters are server-wide). It does so for one worker on ``*``
-and for one worker on four named queues. ``--ceiling 0.1`` (the polling
+and for one worker on four named queues, with the supervisor tree's CPU
+over the same window (SQLite: that CPU only). ``--ceiling 0.1`` (the polling
 interval) is the behaviour before the back-off; ``--ceiling none`` leaves
 the key out (code older than the back-off). Then, with the back-off
 settled, it enqueues one job at a time and reports how long each waited to
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import ROOT, cpu_of, process_tree, setup_django, teardown_django
 from bench.statement_proxy import StatementProxy
 
 SETTLE = 8.0
@@ -50,11 +51,18 @@ def main() -> None:
             label = (
                 f"{options.database:10} ceiling {options.ceiling} s, queues {','.join(queues):8}"
             )
+            cpu_before = cpu_of(process_tree(supervisor.pid))
+            started = time.monotonic()
             if options.database == "postgresql":
                 rate = _transactions_per_second(options.seconds)
                 print(f"{label}: {rate:6.1f} transactions/s (whole supervisor)")
             elif proxy is not None:
                 print(f"{label}: {_statements_per_second(proxy, options.seconds)}")
+            else:
+                time.sleep(options.seconds)
+            spent = cpu_of(process_tree(supervisor.pid)) - cpu_before
+            per_second = spent / os.sysconf("SC_CLK_TCK") / (time.monotonic() - started)
+            print(f"{label}: supervisor tree CPU {per_second * 1000:.1f} ms/s")
             if queues == ["*"]:
                 _pickup(options.database, options.ceiling, options.samples)
             _stop(supervisor)

@@ -1,8 +1,9 @@
-"""PostgreSQL LISTEN: wake an idle worker as soon as a job becomes ready.
+"""Wake an idle worker as soon as a job becomes ready: PostgreSQL's
+LISTEN, SQLite's watch of its file (the dialect's ``listen``).
 
 Polling stays the correctness path; a lost notification only costs one
 polling interval. A lost connection is tried again every few seconds and
-reported once (outage.py). Other databases have no listener.
+reported once (outage.py). MySQL/MariaDB have no listener.
 """
 
 from __future__ import annotations

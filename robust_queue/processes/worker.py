@@ -179,7 +179,8 @@ class Worker(Runnable):
         return not self.stopping and self.recycled is None
 
     def _notified(self) -> None:
-        """A job became ready (PostgreSQL NOTIFY): poll now, and often."""
+        """A job became ready (PostgreSQL's NOTIFY, SQLite's watch): poll
+        now, and often."""
         self.backoff.reset()
         self.wakeup.wake()
 

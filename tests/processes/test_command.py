@@ -15,7 +15,7 @@ from unittest import skipUnless
 from django.db import connection
 from django.test import TransactionTestCase
 
-from robust_queue.models import Job, Queue
+from robust_queue.models import Job, Process, ProcessKind, Queue
 from testproject import tasks
 from tests.helpers import wait_until
 
@@ -156,6 +156,30 @@ class NotifyTests(TransactionTestCase):
                 " WHERE datname = current_database() AND query LIKE 'LISTEN %%'"
             )
             return bool(cursor.fetchone()[0])
+
+
+@skipUnless(connection.vendor == "sqlite", "the file watch is SQLite's listener")
+class SQLiteWatchTests(TransactionTestCase):
+    def test_an_idle_worker_wakes_on_a_new_job_not_on_polling(self) -> None:
+        """An idle worker sleeps 5 s between polls (its longest sleep), so
+        five pickups each under 1.5 s are the watch's doing (by polling
+        alone, all five would be with a chance of 0.3 ** 5)."""
+        Supervisor(self, workers=[{"queues": ["*"], "threads": 1, "polling_interval": 20}])
+        wait_until(lambda: Process.objects.filter(kind=ProcessKind.WORKER).exists(), timeout=30)
+        time.sleep(1)  # the worker has polled once and sleeps
+        delays = []
+        for _ in range(5):
+            result = tasks.add.enqueue(1, 1)
+            job = wait_until(
+                lambda result=result: Job.objects.filter(
+                    result_id=result.id, started_at__isnull=False
+                ).first(),
+                timeout=10,
+                interval=0.01,
+            )
+            delays.append((job.started_at - job.enqueued_at).total_seconds())
+            time.sleep(0.5)
+        self.assertLess(max(delays), 1.5, delays)
 
 
 class PruneSubcommandTests(TransactionTestCase):

@@ -54,6 +54,7 @@ class Dialect(Statements):
 
     # (read the session's lock wait, set it to the parameter), if any.
     _LOCK_WAIT: ClassVar[tuple[str, str] | None] = None
+    # Whether ``listen`` can tell an idle worker that jobs became ready.
     supports_listen: ClassVar[bool] = False
 
     def transaction(self, *, savepoint: bool = True) -> AbstractContextManager[None]:

@@ -1,13 +1,58 @@
-"""SQLite: no row locks (the IMMEDIATE transaction is the lock), JSON1."""
+"""SQLite: no row locks (the IMMEDIATE transaction is the lock), JSON1.
+
+SQLite has no LISTEN, but one file: an idle worker's listener watches it.
+``PRAGMA data_version`` on a connection of its own changes when another
+connection commits; only then does it read the newest ready row, and a
+newer one than it saw before is the notification. Nothing it runs writes
+or takes the write lock, so an idle worker costs the database nothing
+between its (backed-off) polls, and a job enqueued meanwhile is picked up
+within ``WATCH_EVERY``, not at the next poll.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from threading import Event
+
 from .base import Dialect
+
+# Seconds between two looks at the database's data version.
+WATCH_EVERY = 0.02
 
 
 class SQLiteDialect(Dialect):
     vendor = "sqlite"
     _APPEND = "json_insert(worker_ids, '$[#]', %s)"
 
+    @property
+    def supports_listen(self) -> bool:  # type: ignore[override]
+        # An in-memory database is this process's own: nobody else writes it.
+        return not self.connection.is_in_memory_db()  # type: ignore[attr-defined]
+
     def insert_ignoring_duplicates(self, table: str, values: str) -> str:
         return f"INSERT OR IGNORE INTO {table} {values}"
+
+    def listen(
+        self, stop: Event, on_notify: Callable[[], None], on_listening: Callable[[], None]
+    ) -> None:
+        name = self.connection.settings_dict["NAME"]
+        newest_ready = f"SELECT max(id) FROM {self.tables.ready}"
+        with closing(sqlite3.connect(name, isolation_level=None, timeout=5)) as watcher:
+            version = _data_version(watcher)
+            [(newest,)] = watcher.execute(newest_ready).fetchall()
+            on_listening()
+            while not stop.wait(WATCH_EVERY):
+                seen, version = version, _data_version(watcher)
+                if version == seen:
+                    continue
+                [(latest,)] = watcher.execute(newest_ready).fetchall()
+                if latest is not None and (newest is None or latest > newest):
+                    on_notify()
+                newest = latest
+
+
+def _data_version(connection: sqlite3.Connection) -> int:
+    [(version,)] = connection.execute("PRAGMA data_version").fetchall()
+    return int(version)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db import NotSupportedError
 from django.test import SimpleTestCase
 
 from robust_queue.models.sql import queue_filter
@@ -52,10 +51,13 @@ class SQLiteStatementTests(SimpleTestCase):
             ran = True
         self.assertIs(ran, True)
 
-    def test_there_is_nothing_to_listen_to(self) -> None:
+    def test_a_database_file_is_watched_an_in_memory_one_is_not(self) -> None:
+        """A file can be written by other processes: it is watched (the
+        listener's test is in tests/integration/processes/test_sqlite_watch.py);
+        an in-memory database is this process's alone."""
+        self.assertIs(self.dialect.supports_listen, True)
+        self.wrapper.settings_dict["NAME"] = ":memory:"
         self.assertIs(self.dialect.supports_listen, False)
-        with self.assertRaisesMessage(NotSupportedError, "has no LISTEN"):
-            self.dialect.listen(None, lambda: None, lambda: None)  # type: ignore[arg-type]
 
     def test_the_guard_checks_each_candidate_while_tasks_are_paused(self) -> None:
         self.assertEqual(
