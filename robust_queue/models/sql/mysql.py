@@ -50,9 +50,13 @@ class MySQLDialect(Dialect):
 
     @property
     def _sends_many(self) -> bool:
-        # mysqlclient's option (Django passes OPTIONS to the driver as they
-        # are), read each time: the session follows the settings it opened with.
-        return bool(self.connection.settings_dict.get("OPTIONS", {}).get("multi_statements", True))
+        # mysqlclient's option, on unless OPTIONS turn it off (Django passes
+        # them to the driver as they are). Other drivers (PyMySQL installed
+        # as MySQLdb, MySQL Connector/Python) send one statement per call.
+        connection = self.connection
+        if getattr(connection.Database, "__name__", None) != "MySQLdb":  # type: ignore[attr-defined]
+            return False
+        return bool(connection.settings_dict.get("OPTIONS", {}).get("multi_statements", True))
 
     def _in_own_transaction(self) -> bool:
         """Whether START TRANSACTION ... COMMIT can go inside the texts sent."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import types
+from unittest import mock
+
 from django.db import OperationalError
 from django.test import SimpleTestCase
 
@@ -70,3 +73,13 @@ class MySQLStatementTests(SimpleTestCase):
         assert self.dialect._LOCK_WAIT is not None
         self.assertIn("innodb_lock_wait_timeout", self.dialect._LOCK_WAIT[1])
         self.assertIs(self.dialect.supports_listen, False)
+
+    def test_only_mysqlclient_gets_several_statements_per_text(self) -> None:
+        """mysqlclient sends them unless OPTIONS say no; PyMySQL installed
+        as MySQLdb and MySQL Connector/Python send one per call."""
+        self.assertIs(self.dialect._sends_many, True)
+        with mock.patch.dict(self.wrapper.settings_dict["OPTIONS"], {"multi_statements": False}):
+            self.assertIs(self.dialect._sends_many, False)
+        for driver in ("pymysql", "mysql.connector"):
+            with mock.patch.object(self.wrapper, "Database", types.ModuleType(driver)):
+                self.assertIs(self.dialect._sends_many, False)
