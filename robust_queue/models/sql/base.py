@@ -24,6 +24,8 @@ from .statements import Statement, Statements, marks, queue_filter
 
 # A claim's time, taken when first called (a ``claims_in_doubt.Stamp``).
 ClaimTime = Callable[[], datetime]
+# The claim a finish makes next: (limit, queue, process id, worker id).
+NextClaimArgs = tuple[int, Statement, int | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +137,7 @@ class Dialect(Statements):
         job_id: int,
         now: datetime,
         return_value: Any,
-        then: tuple[int, Statement, int | None, str],
+        then: NextClaimArgs,
         stamp: ClaimTime,
     ) -> tuple[bool, ClaimedRows]:
         """``finish``, and only if it finished, ``claim`` in the same

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 
-from .base import ClaimedRows, ClaimTime, Dialect
+from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .round_trips import BEGIN, COMMIT, Sent, send
 from .statements import Statement
 
@@ -125,7 +125,7 @@ class MySQLDialect(Dialect):
         job_id: int,
         now: datetime,
         return_value: Any,
-        then: tuple[int, Statement, int | None, str],
+        then: NextClaimArgs,
         stamp: ClaimTime,
     ) -> tuple[bool, ClaimedRows]:
         if not self._in_own_transaction():

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, cast
 
 from django.db.models import JSONField
 
-from .base import ClaimedRows, ClaimTime, Dialect
+from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .statements import ONE_QUEUE, Statement
 
 NOTIFY_CHANNEL = "robust_queue_ready"
@@ -179,7 +179,7 @@ class PostgreSQLDialect(Dialect):
         job_id: int,
         now: datetime,
         return_value: Any,
-        then: tuple[int, Statement, int | None, str],
+        then: NextClaimArgs,
         stamp: ClaimTime,
     ) -> tuple[bool, ClaimedRows]:
         statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp())
@@ -196,7 +196,7 @@ class PostgreSQLDialect(Dialect):
         claim_id: int,
         now: datetime,
         return_value: Any,
-        then: tuple[int, Statement, int | None, str],
+        then: NextClaimArgs,
         claimed_at: datetime,
     ) -> Statement:
         """Record success on one claim's job at ``now`` and, only if its

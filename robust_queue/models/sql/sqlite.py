@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from threading import Event
+from typing import Any
 
 from .base import Dialect
 
@@ -40,19 +41,20 @@ class SQLiteDialect(Dialect):
         name = self.connection.settings_dict["NAME"]
         newest_ready = f"SELECT max(id) FROM {self.tables.ready}"
         with closing(sqlite3.connect(name, isolation_level=None, timeout=5)) as watcher:
-            version = _data_version(watcher)
-            [(newest,)] = watcher.execute(newest_ready).fetchall()
+            version = _one(watcher, "PRAGMA data_version")
+            newest = _one(watcher, newest_ready)
             on_listening()
             while not stop.wait(WATCH_EVERY):
-                seen, version = version, _data_version(watcher)
+                seen, version = version, _one(watcher, "PRAGMA data_version")
                 if version == seen:
                     continue
-                [(latest,)] = watcher.execute(newest_ready).fetchall()
+                latest = _one(watcher, newest_ready)
                 if latest is not None and (newest is None or latest > newest):
                     on_notify()
                 newest = latest
 
 
-def _data_version(connection: sqlite3.Connection) -> int:
-    [(version,)] = connection.execute("PRAGMA data_version").fetchall()
-    return int(version)
+def _one(connection: sqlite3.Connection, sql: str) -> Any:
+    """The one value ``sql`` reads."""
+    [(value,)] = connection.execute(sql).fetchall()
+    return value
