@@ -1,9 +1,10 @@
 """Wake an idle worker as soon as a job becomes ready: PostgreSQL's
-LISTEN, SQLite's watch of its file (the dialect's ``listen``).
+LISTEN; elsewhere a watch of the newest ready id (the dialect's ``listen``,
+``models/sql/watch.py``).
 
 Polling stays the correctness path; a lost notification only costs one
 polling interval. A lost connection is tried again every few seconds and
-reported once (outage.py). MySQL/MariaDB have no listener.
+reported once (outage.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Listener:
         self.using = using
         self.on_notify = on_notify
         # A database outage is the process's to report, once.
-        self._failures = FailureGate(report_failure, "LISTEN")
+        self._failures = FailureGate(report_failure, "The listener")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rq-listen", daemon=True)
 

@@ -179,7 +179,7 @@ class Worker(Runnable):
         return not self.stopping and self.recycled is None
 
     def _notified(self) -> None:
-        """A job became ready (PostgreSQL's NOTIFY, SQLite's watch): poll
+        """A job became ready (PostgreSQL's NOTIFY, the watch elsewhere): poll
         now, and often."""
         self.backoff.reset()
         self.wakeup.wake()

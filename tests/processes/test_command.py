@@ -165,8 +165,10 @@ class NotifyTests(TransactionTestCase):
             return bool(cursor.fetchone()[0])
 
 
-@skipUnless(connection.vendor == "sqlite", "the file watch is SQLite's listener")
-class SQLiteWatchTests(TransactionTestCase):
+@skipUnless(
+    connection.vendor in ("sqlite", "mysql"), "PostgreSQL's listener is NOTIFY (NotifyTests)"
+)
+class ReadyWatchTests(TransactionTestCase):
     def test_an_idle_worker_wakes_on_a_new_job_not_on_polling(self) -> None:
         """An idle worker sleeps 5 s between polls (its longest sleep), so
         five pickups each under 1.5 s are the watch's doing (by polling

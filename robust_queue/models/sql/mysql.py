@@ -15,24 +15,31 @@ mysqlclient sends several statements as one text by default (its
 ``multi_statements``): in autocommit mode a claim, a finish and a single
 enqueue go in one or two round trips instead of four to nine
 (``round_trips.py``), with the same statements, locks and commits.
+
+No LISTEN: an idle worker's listener reads the newest ready id every
+``WATCH_EVERY`` seconds on a connection of its own (``watch.py``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing, contextmanager
 from datetime import datetime
-from typing import Any
+from threading import Event
+from typing import Any, ClassVar
 
 from django.db.backends.utils import CursorWrapper
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .round_trips import BEGIN, COMMIT, Sent, send
 from .statements import Statement
+from .watch import watch_newest_ready
 
 # Whether the DELETE of a claim before it removed the row (a session variable).
 _TAKEN = "@robust_queue_taken"
+# Seconds between two looks of an idle worker's listener at the newest ready id.
+WATCH_EVERY = 0.05
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +54,28 @@ class MySQLDialect(Dialect):
         "SELECT @@SESSION.innodb_lock_wait_timeout",
         "SET SESSION innodb_lock_wait_timeout = %s",
     )
+    # No LISTEN: an idle worker's listener watches the newest ready id.
+    supports_listen: ClassVar[bool] = True
+
+    def listen(
+        self, stop: Event, on_notify: Callable[[], None], on_listening: Callable[[], None]
+    ) -> None:
+        """Read the newest ready id every ``WATCH_EVERY`` seconds on a
+        connection of its own (``watch.py``): one unlocked read of the
+        primary key's last entry, in autocommit mode so that each read sees
+        what has been committed."""
+        wrapper = self.connection
+        newest_ready = f"SELECT MAX(id) FROM {self.tables.ready}"
+        with closing(wrapper.get_new_connection(wrapper.get_connection_params())) as watcher:
+            with closing(watcher.cursor()) as cursor:
+                cursor.execute("SET autocommit = 1")
+
+                def newest() -> int | None:
+                    cursor.execute(newest_ready)
+                    [(value,)] = cursor.fetchall()
+                    return None if value is None else int(value)
+
+                watch_newest_ready(stop, on_notify, on_listening, newest, WATCH_EVERY)
 
     @property
     def _sends_many(self) -> bool:

@@ -18,6 +18,7 @@ from threading import Event
 from typing import Any
 
 from .base import Dialect
+from .watch import watch_newest_ready
 
 # Seconds between two looks at the database's data version.
 WATCH_EVERY = 0.02
@@ -41,17 +42,27 @@ class SQLiteDialect(Dialect):
         name = self.connection.settings_dict["NAME"]
         newest_ready = f"SELECT max(id) FROM {self.tables.ready}"
         with closing(sqlite3.connect(name, isolation_level=None, timeout=5)) as watcher:
-            version = _one(watcher, "PRAGMA data_version")
-            newest = _one(watcher, newest_ready)
-            on_listening()
-            while not stop.wait(WATCH_EVERY):
-                seen, version = version, _one(watcher, "PRAGMA data_version")
-                if version == seen:
-                    continue
-                latest = _one(watcher, newest_ready)
-                if latest is not None and (newest is None or latest > newest):
-                    on_notify()
-                newest = latest
+            version = _DataVersion(watcher)
+            watch_newest_ready(
+                stop,
+                on_notify,
+                on_listening,
+                lambda: _one(watcher, newest_ready),
+                WATCH_EVERY,
+                version.changed,
+            )
+
+
+class _DataVersion:
+    """Whether another connection has committed since the last ask."""
+
+    def __init__(self, watcher: sqlite3.Connection) -> None:
+        self._watcher = watcher
+        self._seen = _one(watcher, "PRAGMA data_version")
+
+    def changed(self) -> bool:
+        seen, self._seen = self._seen, _one(self._watcher, "PRAGMA data_version")
+        return bool(seen != self._seen)
 
 
 def _one(connection: sqlite3.Connection, sql: str) -> Any:

@@ -72,7 +72,11 @@ class MySQLStatementTests(SimpleTestCase):
         self.assertEqual(self.dialect._lock_wait_value(3), 3)
         assert self.dialect._LOCK_WAIT is not None
         self.assertIn("innodb_lock_wait_timeout", self.dialect._LOCK_WAIT[1])
-        self.assertIs(self.dialect.supports_listen, False)
+
+    def test_idle_workers_watch_the_newest_ready_id(self) -> None:
+        """No LISTEN: the listener reads the newest ready id (its test is in
+        tests/integration/processes/test_ready_watch.py)."""
+        self.assertIs(self.dialect.supports_listen, True)
 
     def test_only_mysqlclient_gets_several_statements_per_text(self) -> None:
         """mysqlclient sends them unless OPTIONS say no; PyMySQL installed

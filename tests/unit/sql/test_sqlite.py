@@ -53,7 +53,7 @@ class SQLiteStatementTests(SimpleTestCase):
 
     def test_a_database_file_is_watched_an_in_memory_one_is_not(self) -> None:
         """A file can be written by other processes: it is watched (the
-        listener's test is in tests/integration/processes/test_sqlite_watch.py);
+        listener's test is in tests/integration/processes/test_ready_watch.py);
         an in-memory database is this process's alone."""
         self.assertIs(self.dialect.supports_listen, True)
         self.wrapper.settings_dict["NAME"] = ":memory:"

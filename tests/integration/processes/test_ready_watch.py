@@ -1,4 +1,6 @@
-"""SQLite's listener: the dialect's ``listen`` watching the database file.
+"""The listener of the databases without LISTEN: the dialect's ``listen``
+watching the newest ready id (SQLite: only once the file has changed;
+MySQL/MariaDB: at every look).
 
 A new ready job, committed by any connection, is a notification; what
 does not make a job ready (an empty claim, a heartbeat, a claim that
@@ -20,8 +22,11 @@ from testproject import tasks
 from tests.helpers import claim, run_in_threads
 
 
-@skipUnless(connection.vendor == "sqlite", "the file watch is SQLite's listener")
-class SQLiteWatchTests(TransactionTestCase):
+@skipUnless(
+    connection.vendor in ("sqlite", "mysql"),
+    "PostgreSQL listens for NOTIFY (tests/processes/test_command.py)",
+)
+class ReadyWatchTests(TransactionTestCase):
     def setUp(self) -> None:
         self.heard = threading.Semaphore(0)
         self.failures: list[Exception] = []
