@@ -54,9 +54,14 @@ def adapter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Adapter:
         )
     if kind == "JSONField":
         encoder = field.encoder  # type: ignore[attr-defined]
+        # Most jobs' lists and dicts (errors, worker ids, metadata) are
+        # empty: adapted once here, not encoded again for every job.
+        empty = {list: ops.adapt_json_value([], encoder), dict: ops.adapt_json_value({}, encoder)}
         return lambda value: (
             None
             if value is None
+            else empty[type(value)]
+            if not value and type(value) in empty
             else ops.adapt_json_value(value, encoder)
             if type(value) in _PLAIN_JSON
             else orm(value)

@@ -28,6 +28,8 @@ VALUES: dict[str, list[Any]] = {
         None,
         {"args": [1, "ü", None], "kwargs": {"a": 1.5}},
         [],
+        {},
+        [[]],
         "text",
         0,
         True,
