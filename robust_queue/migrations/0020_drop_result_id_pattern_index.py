@@ -9,10 +9,12 @@ Other databases never had it. A later migration that alters ``result_id``
 would have Django create it again: drop it there too.
 """
 
+from typing import Any
+
 from django.db import migrations
 
 
-def _pattern_index(apps, schema_editor) -> tuple[str, str]:
+def _pattern_index(apps: Any, schema_editor: Any) -> tuple[str, str]:
     """(the index's quoted name, its table's): the name Django gives it,
     by the rule that made it in 0001."""
     table = apps.get_model("robust_queue", "Job")._meta.db_table
@@ -20,13 +22,13 @@ def _pattern_index(apps, schema_editor) -> tuple[str, str]:
     return schema_editor.quote_name(name), schema_editor.quote_name(table)
 
 
-def _forwards(apps, schema_editor):
+def _forwards(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
         index, _ = _pattern_index(apps, schema_editor)
         schema_editor.execute(f"DROP INDEX IF EXISTS {index}")
 
 
-def _backwards(apps, schema_editor):
+def _backwards(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
         index, table = _pattern_index(apps, schema_editor)
         schema_editor.execute(

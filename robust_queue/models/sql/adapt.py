@@ -56,7 +56,10 @@ def adapter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Adapter:
         encoder = field.encoder  # type: ignore[attr-defined]
         # Most jobs' lists and dicts (errors, worker ids, metadata) are
         # empty: adapted once here, not encoded again for every job.
-        empty = {list: ops.adapt_json_value([], encoder), dict: ops.adapt_json_value({}, encoder)}
+        empty: dict[type, Any] = {
+            list: ops.adapt_json_value([], encoder),
+            dict: ops.adapt_json_value({}, encoder),
+        }
         return lambda value: (
             None
             if value is None
