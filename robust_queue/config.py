@@ -34,6 +34,10 @@ class WorkerConfig:
     # polls; any claim or NOTIFY resets it. At or below polling_interval:
     # no back-off.
     idle_polling_ceiling: float = 2.0
+    # Whether a listener wakes the idle worker for a new job (PostgreSQL's
+    # LISTEN; elsewhere a watch of the newest ready id, which reads it 20
+    # times a second on MySQL/MariaDB). False: polling alone.
+    listen: bool = True
     # Where each claim round starts (queue_order.py): "strict",
     # "round_robin" or "weighted" (with weights: queue name -> weight).
     order: str = queue_order.DEFAULT_ORDER
@@ -45,6 +49,8 @@ class WorkerConfig:
         errors += queue_order.order_problems(self.order, self.weights, self.queues)
         errors += _optional_limit(self, "max_jobs", int, "a whole number of jobs")
         errors += _optional_limit(self, "max_memory", (int, float), "a size in MiB")
+        if not isinstance(self.listen, bool):
+            errors.append(f"WorkerConfig.listen must be True or False, not {self.listen!r}")
         if not self.queues or not all(isinstance(q, str) and q for q in self.queues):
             errors.append(f"worker queues must be non-empty names, not {self.queues!r}")
             return errors

@@ -82,7 +82,7 @@ class Worker(Runnable):
             next_claim=self._next_claim,
             keeps_claiming=self._keeps_claiming,
         )
-        if Listener.is_supported(self.using):
+        if self.config.listen and Listener.is_supported(self.using):
             self.listener = Listener(
                 self.using, self._notified, report_failure=self.heartbeat.failed
             )

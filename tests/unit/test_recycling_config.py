@@ -38,6 +38,22 @@ class RecyclingConfigTests(SimpleTestCase):
                     self.assertIn(f"WorkerConfig.{name} must be", errors[0])
                     self.assertIn(f"not {value!r}", errors[0])
 
+    @override_settings(ROBUST_QUEUE={"workers": [{"queues": ["a"]}, {"listen": False}]})
+    def test_the_listener_is_on_unless_a_worker_says_false(self) -> None:
+        first, second = SupervisorConfig.from_settings().workers
+        self.assertEqual((first.listen, second.listen), (True, False))
+        for value in ("no", 0, None):
+            with self.subTest(value=value):
+                self.assertEqual(
+                    WorkerConfig(listen=value).validate(),  # type: ignore[arg-type]
+                    [f"WorkerConfig.listen must be True or False, not {value!r}"],
+                )
+
+    @override_settings(ROBUST_QUEUE={"workers": [{"listen": "off"}]})
+    def test_the_system_check_reports_a_listen_that_is_not_a_bool(self) -> None:
+        messages = [m.msg for m in run_checks(tags=["robust_queue"]) if m.id == "robust_queue.E023"]
+        self.assertEqual(messages, ["WorkerConfig.listen must be True or False, not 'off'"])
+
     def test_the_ceiling_is_positive(self) -> None:
         self.assertIn(
             "WorkerConfig.idle_polling_ceiling must be > 0, not 0",

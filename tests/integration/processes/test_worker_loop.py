@@ -13,6 +13,7 @@ from django.test import TransactionTestCase
 
 from robust_queue.config import WorkerConfig
 from robust_queue.models import ClaimedExecution, Job, Process, ReadyExecution
+from robust_queue.processes.listener import Listener
 from robust_queue.processes.worker import Worker
 from testproject import tasks
 from tests.helpers import wait_until
@@ -72,6 +73,15 @@ class WorkerLoopTests(TransactionTestCase):
         self.assertTrue(finished(results[0].id, results[1].id))
         self.assertTrue(ReadyExecution.objects.filter(job__result_id=results[2].id).exists())
         self.assertFalse(ClaimedExecution.objects.exists())
+
+    def test_its_listener_runs_unless_it_says_listen_false(self) -> None:
+        quiet, _ = self.start(listen=False)
+        wait_until(lambda: Process.objects.filter(kind="worker").exists(), timeout=30)
+        self.assertIsNone(quiet.listener)
+        listening, _ = self.start()
+        wait_until(lambda: Process.objects.filter(kind="worker").count() == 2, timeout=30)
+        # An in-memory SQLite database has no listener to run.
+        self.assertEqual(listening.listener is not None, Listener.is_supported("default"))
 
     def test_its_row_says_what_it_polls(self) -> None:
         worker, _ = self.start(queues=("mail*", "default"), threads=4, max_jobs=100)
