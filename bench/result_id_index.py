@@ -18,11 +18,14 @@ pattern index's size per job.
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import statistics
 
 from bench.common import throwaway_database
 
-PATTERN_INDEX = "robust_queue_job_result_id_2209c8e8_like"
+# The migration's own drop (forwards) and make (backwards) of the index.
+_migration = importlib.import_module("robust_queue.migrations.0020_drop_result_id_pattern_index")
 
 
 def main() -> None:
@@ -35,8 +38,7 @@ def main() -> None:
 
 
 def _run(jobs: int, rounds: int) -> None:
-    import os
-
+    from django.apps import apps
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -70,13 +72,9 @@ def _run(jobs: int, rounds: int) -> None:
         for side in ("with", "without") if number % 2 == 0 else ("without", "with"):
             with connection.cursor() as cursor:
                 cursor.execute("TRUNCATE robust_queue_job CASCADE")
-                if side == "with":
-                    cursor.execute(
-                        f"CREATE INDEX IF NOT EXISTS {PATTERN_INDEX} ON robust_queue_job "
-                        "(result_id varchar_pattern_ops)"
-                    )
-                else:
-                    cursor.execute(f"DROP INDEX IF EXISTS {PATTERN_INDEX}")
+            with connection.schema_editor() as editor:
+                (_migration._backwards if side == "with" else _migration._forwards)(apps, editor)
+                index, _ = _migration._pattern_index(apps, editor)
             values = [dialect.job_values([new_job()]) for _ in range(jobs)]
             with transaction.atomic(), connection.cursor() as cursor:
                 start = server_ticks()
@@ -96,7 +94,7 @@ def _run(jobs: int, rounds: int) -> None:
                     )
                 per_job[side].append((server_ticks() - start) * tick / jobs)
                 if side == "with":
-                    cursor.execute("SELECT pg_relation_size(%s)", [PATTERN_INDEX])
+                    cursor.execute("SELECT pg_relation_size(%s)", [index])
                     [(size,)] = cursor.fetchall()
     print(f"pattern index size: {size / jobs:.0f} bytes per job ({size:,} for {jobs:,} jobs)")
     for side, figures in per_job.items():

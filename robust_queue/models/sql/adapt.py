@@ -60,13 +60,16 @@ def adapter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Adapter:
             list: ops.adapt_json_value([], encoder),
             dict: ops.adapt_json_value({}, encoder),
         }
-        return lambda value: (
-            None
-            if value is None
-            else empty[type(value)]
-            if not value and type(value) in empty
-            else ops.adapt_json_value(value, encoder)
-            if type(value) in _PLAIN_JSON
-            else orm(value)
-        )
+
+        def adapt_json(value: Any) -> Any:
+            value_type = type(value)
+            if value is None:
+                return None
+            if value_type not in _PLAIN_JSON:
+                return orm(value)
+            if not value and value_type in empty:
+                return empty[value_type]
+            return ops.adapt_json_value(value, encoder)
+
+        return adapt_json
     return orm
