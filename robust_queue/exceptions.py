@@ -57,6 +57,10 @@ class ConfigurationError(RobustQueueError):
     """The Robust Queue configuration is invalid."""
 
 
+class PidfileLocked(ConfigurationError):
+    """Another live supervisor holds the pidfile's lock."""
+
+
 class RetryPolicyError(ConfigurationError):
     """A retry policy cannot say when to retry: its backoff raised or returned a bad delay."""
 

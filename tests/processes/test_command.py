@@ -84,6 +84,27 @@ class CommandTests(TransactionTestCase):
         self.assertEqual(first.wait(timeout=15), 0)
         self.assertFalse(pidfile.exists(), "the pidfile is removed at exit")
 
+    def test_two_supervisors_started_together_one_runs(self) -> None:
+        """The lock, not a check-then-write, decides: the loser exits
+        non-zero naming the pidfile and the winner's pid."""
+        pidfile = Path(tempfile.mkdtemp()) / "rq.pid"
+        racers = [Supervisor(self, supervisor_pidfile=str(pidfile)) for _ in range(2)]
+        loser = wait_until(
+            lambda: next((r for r in racers if r.popen.poll() is not None), None), timeout=60
+        )
+        assert isinstance(loser, Supervisor)
+        winner = racers[1 - racers.index(loser)]
+        self.assertNotEqual(loser.popen.returncode, 0)
+        self.assertIn(
+            f"A supervisor is already running with pid {winner.pid}: "
+            f"it holds the lock on {pidfile}.",
+            loser.output(),
+        )
+        self.assertNotIn("Traceback", loser.output())
+        winner.children("worker")
+        self.assertIsNone(winner.popen.poll())
+        self.assertEqual(pidfile.read_text().strip(), str(winner.pid))
+
     def test_a_stale_pidfile_is_replaced(self) -> None:
         pidfile = Path(tempfile.mkdtemp()) / "rq.pid"
         pidfile.write_text("999999\n")

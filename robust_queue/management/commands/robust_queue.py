@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import __version__, startup
 from ...config import MODES
-from ...exceptions import ConfigurationError
+from ...exceptions import ConfigurationError, PidfileLocked
 from ...processes import console
 from ...processes.launch import build_config
 from ...processes.supervisor import Supervisor
@@ -100,7 +100,11 @@ class Command(BaseCommand):
             self.stdout.write("Robust Queue configuration is valid.")
             return
         console.configure(options["verbosity"])
-        sys.exit(Supervisor(config).run())
+        try:
+            code = Supervisor(config).run()
+        except PidfileLocked as exc:
+            raise CommandError(str(exc)) from exc
+        sys.exit(code)
 
     def _report(self, messages: list[CheckMessage]) -> None:
         """Print warnings; raise (exit 1) on errors, naming each."""
