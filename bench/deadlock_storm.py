@@ -127,8 +127,8 @@ def _enqueue() -> None:
 
 
 def _discard() -> None:
-    from robust_queue.admin import operations
     from robust_queue.models import Job
+    from robust_queue.operations import bulk as operations
 
     newest = Job.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     low = newest - random.randint(50, 400)
@@ -138,8 +138,8 @@ def _discard() -> None:
 
 
 def _retry() -> None:
-    from robust_queue.admin import operations
     from robust_queue.models import Job
+    from robust_queue.operations import bulk as operations
 
     operations.retry(Job.objects.failed(), size=100)
     time.sleep(0.1)

@@ -118,6 +118,12 @@ def get(key: Key[T]) -> T:
         raise ConfigurationError(_problem(key.name, given[key.name], exc)) from None
 
 
+def alive_threshold() -> timedelta:
+    """How long a process may go without a heartbeat and still count as
+    alive (``process_alive_threshold``)."""
+    return timedelta(seconds=get(PROCESS_ALIVE_THRESHOLD))
+
+
 def robust_queue_settings() -> dict[str, Any]:
     """The ``ROBUST_QUEUE`` setting, or an empty dict."""
     value = getattr(settings, "ROBUST_QUEUE", None) or {}

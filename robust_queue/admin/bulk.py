@@ -21,9 +21,10 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import Job
-from . import audit, bulk_task, operations, pages
+from ..operations import bulk
+from ..operations.counting import CappedCount, capped_count
+from . import audit, bulk_task, pages
 from .bulk_verbs import VERBS, Verb
-from .counting import CappedCount, capped_count
 from .display import number
 
 __all__ = ["BACKGROUND_ABOVE", "VERBS", "handle", "number"]
@@ -66,7 +67,7 @@ def _report(
     model_admin: JobAdmin,
     request: HttpRequest,
     verb: Verb,
-    outcome: operations.Outcome,
+    outcome: bulk.Outcome,
     each: list[tuple[int, str]],
 ) -> None:
     """The message and the audit entries (one per job of ``each`` too)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from . import operations
+from ..operations import bulk
 
 
 @dataclass(frozen=True)
@@ -20,20 +20,20 @@ class Verb:
     label: str
     done: str
     applies_to: Q
-    run: Callable[..., operations.Outcome]
+    run: Callable[..., bulk.Outcome]
 
 
 VERBS = {
-    "retry": Verb("retry", "Retry", "Retried", Q(failed_execution__isnull=False), operations.retry),
+    "retry": Verb("retry", "Retry", "Retried", Q(failed_execution__isnull=False), bulk.retry),
     "run_now": Verb(
         "run_now",
         "Run now",
         "Made ready",
         Q(scheduled_execution__isnull=False) | Q(blocked_execution__isnull=False),
-        operations.run_now,
+        bulk.run_now,
     ),
     "discard": Verb(
-        "discard", "Discard", "Discarded", Q(claimed_execution__isnull=True), operations.discard
+        "discard", "Discard", "Discarded", Q(claimed_execution__isnull=True), bulk.discard
     ),
     # Running jobs count as changed once asked to stop.
     "cancel": Verb(
@@ -41,6 +41,6 @@ VERBS = {
         "Cancel",
         "Cancelled (or asked to stop)",
         Q(finished_at__isnull=True, failed_execution__isnull=True),
-        operations.cancel,
+        bulk.cancel,
     ),
 }

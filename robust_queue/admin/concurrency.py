@@ -20,9 +20,9 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..models import BlockedExecution, Job, RateLimit, Semaphore
+from ..operations.counting import DEFAULT_COUNT_CAP, CappedCount
 from ..rate_limits import WAITING_PREFIX
 from . import display, key_masking, pages
-from .counting import DEFAULT_COUNT_CAP, CappedCount
 
 if TYPE_CHECKING:
     from .jobs import JobAdmin

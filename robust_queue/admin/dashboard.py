@@ -20,13 +20,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ..models import Pause, Queue
+from ..operations import queues
 from ..validation import QUEUE_NAME_RULE, is_valid_queue_name
 from . import (
     audit,
     display,
     pages,
     permissions,
-    queues,
     stats,
     task_pauses,
     task_stats,

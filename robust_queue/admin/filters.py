@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from ..models import Job, JobState
 from ..models.job_state import EXECUTION_ACCESSORS
-from . import display, queue_names, stats
+from ..operations import queue_names
+from . import display, stats
 
 # Filter choices come from the newest jobs (plus live queues), not DISTINCT
 # over the whole table.

@@ -23,13 +23,13 @@ from django.views.decorators.http import require_http_methods
 
 from ..exceptions import UndiscardableError
 from ..models import Job, JobState, TaskPause
+from ..operations import bulk
 from . import (
     audit,
     display,
     job_cancel,
     job_durations,
     masking,
-    operations,
     pages,
     permissions,
     rate_waits,
@@ -115,7 +115,7 @@ def action_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         jobs = Job.objects.using(job._state.db).filter(pk=job.pk)
-        outcome = operations.retry(jobs) if verb == "retry" else operations.run_now(jobs)
+        outcome = bulk.retry(jobs) if verb == "retry" else bulk.run_now(jobs)
         if outcome.changed:
             done = "Retried" if verb == "retry" else "Ran now"
             audit.record(request.user.pk, f"{done} job #{job.pk} ({job.task_path}).", job)

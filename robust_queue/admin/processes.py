@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from django.contrib import admin
@@ -23,10 +22,6 @@ else:
     _ModelAdmin = admin.ModelAdmin
 
 RUNNING_JOBS_SHOWN = 5
-
-
-def alive_threshold() -> timedelta:
-    return timedelta(seconds=conf.get(conf.PROCESS_ALIVE_THRESHOLD))
 
 
 def _metadata(process: Process) -> dict[str, Any]:
@@ -59,7 +54,7 @@ class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
             .only("process_id", "job__id", "job__task_path")
             .order_by("job_id")
         )
-        threshold = alive_threshold().total_seconds()
+        threshold = conf.alive_threshold().total_seconds()
         return (
             Process.objects.using(conf.queue_database())
             .with_liveness(threshold)

@@ -20,7 +20,7 @@ from ..models import (
     ScheduledExecution,
     Statistic,
 )
-from .counting import CappedCount, capped_count
+from ..operations.counting import CappedCount, capped_count
 from .display import ago, number, text
 from .json_text import KeyText
 

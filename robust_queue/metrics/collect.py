@@ -2,7 +2,7 @@
 
 Nothing here scans the jobs table:
 
-- ready jobs and latency, per known queue (``admin/queue_names.py``), as
+- ready jobs and latency, per known queue (``operations/queue_names.py``), as
   the admin's queue table reads them: a count over at most
   ``DEFAULT_COUNT_CAP + 1`` of the queue's rows and the age of the oldest
   of its next jobs, both through the (queue, priority, job) index; a queue
@@ -26,9 +26,6 @@ from django.db import connections
 from django.db.models import Count, F, QuerySet
 
 from .. import conf
-from ..admin import queue_names
-from ..admin.counting import DEFAULT_COUNT_CAP, CappedCount, capped_count
-from ..admin.queues import latency
 from ..models import (
     BlockedExecution,
     ClaimedExecution,
@@ -41,6 +38,9 @@ from ..models import (
 )
 from ..models.clock import database_now
 from ..models.statistic import BUCKET_BOUNDS, COUNTERS
+from ..operations import queue_names
+from ..operations.counting import DEFAULT_COUNT_CAP, CappedCount, capped_count
+from ..operations.queues import latency
 from .exposition import Family
 
 # (state label, execution model, queue column as seen from that table);

@@ -10,8 +10,8 @@ from unittest import mock
 from django.test import SimpleTestCase
 from django.utils import timezone
 
+from robust_queue.operations.status import ago, short
 from robust_queue.processes import memory
-from robust_queue.status import ago, short
 
 
 class SpanTests(SimpleTestCase):

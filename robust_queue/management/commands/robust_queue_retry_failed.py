@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from ... import __version__
-from ...admin import operations
 from ...models import FailedExecution, Job
+from ...operations import bulk
 from ..database import database_option
 
 
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         if options["dry_run"]:
             self.stdout.write(f"Would retry {jobs.count()} failed job(s).")
             return
-        outcome = operations.retry(jobs)
+        outcome = bulk.retry(jobs)
         skipped = f" ({outcome.skipped} moved on meanwhile)" if outcome.skipped else ""
         self.stdout.write(f"Retried {outcome.changed} failed job(s){skipped}.")
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from ... import __version__
-from ...status import ago, short, status
+from ...operations.status import ago, short, status
 from ..database import database_option
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from robust_queue.admin import operations
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
+from robust_queue.operations import bulk as operations
 from testproject import tasks
 from tests.helpers import work_off
 from tests.integration.admin.base import AdminTestCase, changelist, job_url

@@ -11,10 +11,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin import queue_names, stats
-from robust_queue.admin.counting import DEFAULT_COUNT_CAP, CappedPaginator
+from robust_queue.admin import stats
+from robust_queue.admin.counting import CappedPaginator
 from robust_queue.models import Job, ReadyExecution, Statistic
 from robust_queue.models.statistic import TOTALS_MINUTE
+from robust_queue.operations import queue_names
+from robust_queue.operations.counting import DEFAULT_COUNT_CAP
 from testproject import tasks
 from tests.helpers import work_off
 from tests.integration.admin.base import AdminTestCase, changelist

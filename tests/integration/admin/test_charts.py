@@ -9,8 +9,8 @@ from django.test import override_settings
 from django.urls import reverse
 
 from robust_queue.admin.chart import LEFT, bar_chart
-from robust_queue.admin.counting import CappedCount
 from robust_queue.admin.stats import Bucket
+from robust_queue.operations.counting import CappedCount
 from tests.integration.admin.base import AdminTestCase
 
 START = dt.datetime(2031, 7, 1, 10, 0, tzinfo=dt.UTC)

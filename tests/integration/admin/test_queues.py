@@ -12,7 +12,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from robust_queue.admin import display
-from robust_queue.admin.queues import queue_rows
 from robust_queue.models import (
     ClaimedExecution,
     Job,
@@ -21,6 +20,7 @@ from robust_queue.models import (
     ProcessKind,
     ReadyExecution,
 )
+from robust_queue.operations.queues import queue_rows
 from testproject import tasks
 from tests.integration.admin.base import AdminTestCase, changelist
 

@@ -7,8 +7,9 @@ from django.db import connection
 from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 
-from robust_queue.admin.counting import CappedCount, CappedPaginator, capped_count
+from robust_queue.admin.counting import CappedPaginator
 from robust_queue.models import Job
+from robust_queue.operations.counting import CappedCount, capped_count
 from testproject import tasks
 from tests.integration.admin.base import changelist
 

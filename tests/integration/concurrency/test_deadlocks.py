@@ -20,10 +20,10 @@ from typing import Any
 from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
 
-from robust_queue.admin import operations
 from robust_queue.config import WorkerConfig
 from robust_queue.deadlocks import lock_conflict, retry_on_lock_conflict
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
+from robust_queue.operations import bulk as operations
 from robust_queue.processes.worker import Worker
 from robust_queue.retention import Retention
 from testproject import tasks

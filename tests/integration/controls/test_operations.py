@@ -9,7 +9,6 @@ from django.db import connections
 from django.test import TestCase, TransactionTestCase
 from django.utils import timezone
 
-from robust_queue.admin import operations
 from robust_queue.exceptions import UndiscardableError
 from robust_queue.models import (
     BlockedExecution,
@@ -20,6 +19,7 @@ from robust_queue.models import (
     ReadyExecution,
     Semaphore,
 )
+from robust_queue.operations import bulk as operations
 from testproject import control_tasks as ct
 from testproject import tasks
 from tests.helpers import claim, work_off

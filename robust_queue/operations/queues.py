@@ -19,13 +19,13 @@ from typing import Any
 
 from django.db.models import Count, Min, QuerySet
 
+from .. import conf
 from ..models import ClaimedExecution, Pause, Process, ProcessKind, ReadyExecution
 from ..models.clock import database_now
 from ..validation import is_valid_queue_name
 from . import queue_names
 from .counting import CappedCount, capped_count
-from .display import duration, text
-from .processes import alive_threshold
+from .formatting import duration, text
 
 # Latency reads the age of at most this many of a queue's next jobs.
 LATENCY_SAMPLE = 10_000
@@ -95,7 +95,7 @@ def queue_rows(using: str) -> list[QueueRow]:
 def live_workers(using: str, now: datetime) -> list[Worker]:
     """Workers whose heartbeat is younger than the alive threshold at
     ``now`` (the database's clock)."""
-    since = now - alive_threshold()
+    since = now - conf.alive_threshold()
     rows = (
         Process.objects.using(using)
         .filter(kind=ProcessKind.WORKER, last_heartbeat_at__gte=since)

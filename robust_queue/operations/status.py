@@ -1,6 +1,6 @@
 """What ``robust_queue status`` shows: queues, processes, recent failures.
 
-Read with the admin's bounded queries (capped counts, live tables only),
+Read with the same bounded queries as the admin (capped counts, live tables only),
 so it answers quickly at any size.
 """
 
@@ -11,9 +11,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from .admin.counting import CappedCount, capped_count
-from .admin.queues import QueueRow, queue_rows
-from .models import FailedExecution, Process
+from ..models import FailedExecution, Process
+from .counting import CappedCount, capped_count
+from .queues import QueueRow, queue_rows
 
 RECENT_FAILURES = 10
 
