@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 
 from .conversions import (
     as_is,
@@ -82,6 +84,9 @@ DEFAULT_CONCURRENCY_CONTROL_PERIOD = Key(
 TIME_LIMIT = Key("time_limit", None, optional(time_limit))
 CANCEL_GRACE_PERIOD = Key("cancel_grace_period", 10.0, time_limit)
 INTERRUPT_GRACE_PERIOD = Key("interrupt_grace_period", 5.0, time_limit)
+# How long a worker replaced for a body that ignored its interrupt waits
+# for its other jobs before it stops as on TERM (worker.py).
+RETIRE_TIMEOUT = Key("retire_timeout", 3600.0, time_limit)
 # Retention.
 PRESERVE_FINISHED_JOBS = Key("preserve_finished_jobs", True, flag)
 CLEAR_FINISHED_JOBS_AFTER = Key("clear_finished_jobs_after", timedelta(days=1), duration)
@@ -162,6 +167,32 @@ def robust_queue_aliases() -> list[str]:
     """Every ``TASKS`` alias whose backend is Robust Queue."""
     tasks = getattr(settings, "TASKS", None) or {}
     return [alias for alias, params in tasks.items() if params.get("BACKEND") == BACKEND_PATH]
+
+
+def misspelt_backends() -> list[str]:
+    """A message for each ``TASKS`` alias whose ``BACKEND`` looks like
+    Robust Queue's path but does not import (``robust_queue.backends...``).
+
+    Read before any app is ready (``apps.py``): Django's own checks and
+    anything that declares a task would otherwise stop on it with a long
+    traceback that does not name the setting.
+    """
+    tasks = getattr(settings, "TASKS", None) or {}
+    messages = []
+    for alias, params in tasks.items():
+        given = params.get("BACKEND") if isinstance(params, Mapping) else None
+        if not isinstance(given, str) or given == BACKEND_PATH:
+            continue
+        if not get_close_matches(given, [BACKEND_PATH], n=1, cutoff=0.8):
+            continue
+        try:
+            import_string(given)
+        except ImportError as exc:
+            messages.append(
+                f'TASKS["{alias}"]["BACKEND"] is {given!r}, which cannot be imported '
+                f"({exc}). Did you mean {BACKEND_PATH!r}?"
+            )
+    return messages
 
 
 def database_for(alias: str) -> str:

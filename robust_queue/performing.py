@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,21 @@ logger = logging.getLogger(__name__)
 _ARGUMENTS_SHAPE = "{'args': [...], 'kwargs': {...}}"
 
 
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A job's call of its task, with its parts: a guard can run an
+    ``async def`` task in an event loop it can cancel."""
+
+    task: Task[..., Any]
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+    def __call__(self) -> Any:
+        return self.task.call(*self.args, **self.kwargs)
+
+
 # Runs a job's body: (claim, task, body) -> the body's value.
-Guard = Callable[["ClaimedExecution", "Task[..., Any]", Callable[[], Any]], Any]
+Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
 
 
 def perform(
@@ -190,7 +204,7 @@ def _run(
         args = [TaskContext(task_result=result), *args]
     with enqueue_metadata.running(result.id, claimed.job.metadata):
         task_started.send(sender=type(task.get_backend()), task_result=result)
-        value = guard(claimed, task, lambda: task.call(*args, **kwargs))
+        value = guard(claimed, task, Body(task, list(args), kwargs))
     limit = conf.max_return_value_bytes(claimed.job.backend_alias)
     try:
         return storable_return_value(value, max_bytes=limit)
@@ -248,5 +262,5 @@ def _nothing() -> None:
     pass
 
 
-def _unguarded(claimed: ClaimedExecution, task: Task[..., Any], body: Callable[[], Any]) -> Any:
+def _unguarded(claimed: ClaimedExecution, task: Task[..., Any], body: Body) -> Any:
     return body()

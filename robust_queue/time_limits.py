@@ -2,10 +2,11 @@
 backend-wide (``ROBUST_QUEUE["time_limit"]``).
 
 A job past its limit is interrupted in its worker thread (an asynchronous
-``TaskTimeoutError``); a body that does not respond within
-``interrupt_grace_period`` ends its worker process, which the supervisor
-replaces (see ``processes/watchdog.py``). The failure goes through the
-task's retry policy like any other.
+``TaskTimeoutError``; an ``async def`` task is cancelled in its event
+loop); a body that does not respond within ``interrupt_grace_period`` has
+its worker process exit once its other jobs have finished, and the
+supervisor replaces it (see ``processes/watchdog.py``). The failure goes
+through the task's retry policy like any other.
 """
 
 from __future__ import annotations

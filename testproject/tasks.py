@@ -126,6 +126,36 @@ def sleep_limited(key: str, seconds: float = 60.0) -> str:
     return key
 
 
+@time_limit(1)
+@task()
+async def async_sleep_limited(key: str, seconds: float = 60.0) -> str:
+    """Awaits past its limit: cancelled in its event loop."""
+    await LedgerEntry.objects.acreate(key=f"{key}:start")
+    await asyncio.sleep(seconds)
+    await LedgerEntry.objects.acreate(key=f"{key}:end")
+    return key
+
+
+@time_limit(0.5)
+@task()
+async def async_catching(key: str) -> str:
+    """Catches its cancellation and returns: stopped all the same."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        await LedgerEntry.objects.acreate(key=f"{key}:caught")
+    return key
+
+
+@task()
+async def async_sleep(key: str, seconds: float = 60.0) -> str:
+    """Awaits with no limit (for cancel)."""
+    await LedgerEntry.objects.acreate(key=f"{key}:start")
+    await asyncio.sleep(seconds)
+    await LedgerEntry.objects.acreate(key=f"{key}:end")
+    return key
+
+
 @task()
 def spin_swallowing(seconds: float = 30.0) -> str:
     """Catches everything, even the interrupt: only the hard path ends it."""

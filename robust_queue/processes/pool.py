@@ -123,8 +123,12 @@ class Pool:
         return True
 
     def _still_running(self) -> bool:
+        return self.live() > 0
+
+    def live(self) -> int:
+        """Running jobs, abandoned threads aside."""
         with self._lock:
-            return len(self._running_claims) > len(self._abandoned)
+            return len(self._running_claims) - len(self._abandoned)
 
     def close(self) -> None:
         for _ in self._threads:

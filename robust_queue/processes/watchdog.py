@@ -5,9 +5,11 @@ past its time limit, or whose cancel was requested more than
 ``cancel_grace_period`` ago, by raising an exception asynchronously in its
 thread (``PyThreadState_SetAsyncExc``): Python code stops at its next
 bytecode; a call blocked in C (``time.sleep``, a socket read) does not.
-When the body has not ended ``interrupt_grace_period`` after that, the
-watchdog calls ``on_hung``: the worker records the job's failure and exits,
-and the supervisor starts a new one.
+An ``async def`` body is cancelled in its event loop instead
+(``async_bodies.py``): it stops where it awaits. When the body has not
+ended ``interrupt_grace_period`` after that, the watchdog calls
+``on_hung``: the worker records the job's failure, lets its other jobs
+finish and exits, and the supervisor starts a new one.
 
 The interrupt is sent only while the body runs (under the watch's lock)
 and at most once; once the body has ended, a pending interrupt is cleared,
@@ -16,11 +18,13 @@ so it can never land in the code that records the outcome.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import DatabaseError, connections
@@ -29,6 +33,8 @@ from .. import conf, time_limits
 from ..compat import Task
 from ..exceptions import JobCancelledError, RobustQueueError, TaskTimeoutError
 from ..models import ClaimedExecution
+from ..performing import Body
+from . import async_bodies
 from .outage import FailureGate, ReportFailure
 
 logger = logging.getLogger(__name__)
@@ -59,7 +65,9 @@ def cancel_seen(result_id: str) -> bool | None:
 class Watch:
     """One body under watch, in the thread that runs it."""
 
-    def __init__(self, claimed: ClaimedExecution, limit: float | None) -> None:
+    def __init__(
+        self, claimed: ClaimedExecution, limit: float | None, *, is_async: bool = False
+    ) -> None:
         self.claim_pk = claimed.pk
         self.job_id = claimed.job_id
         self.result_id = claimed.job.result_id
@@ -72,6 +80,9 @@ class Watch:
         self.reason = ""
         self.hung = False
         self._in_body = True
+        # An async body is cancelled in its loop, never interrupted.
+        self.is_async = is_async
+        self._async_task: tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = None
         self._lock = threading.Lock()
 
     def stop_error(self) -> RobustQueueError:
@@ -87,13 +98,30 @@ class Watch:
                 return
             self.reason = reason
             self.sent_at = time.monotonic()
-            _set_async_exc(self.thread_id, _Interrupt)
+            if not self.is_async:
+                _set_async_exc(self.thread_id, _Interrupt)
+            elif self._async_task is not None:
+                loop, task = self._async_task
+                loop.call_soon_threadsafe(task.cancel)
+            # Else its loop has not started yet: attach() cancels it.
+
+    def attach(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        """An async body runs as ``task`` in ``loop`` (in the loop's thread)."""
+        with self._lock:
+            self._async_task = (loop, task)
+            if self.sent_at is not None:
+                task.cancel()
+
+    def detach(self) -> None:
+        """The async body's loop is about to close."""
+        with self._lock:
+            self._async_task = None
 
     def leave(self) -> None:
         """The body has ended: no interrupt may land from now on."""
         with self._lock:
             self._in_body = False
-            if self.sent_at is not None:
+            if self.sent_at is not None and not self.is_async:
                 # Sent but not raised yet: drop it.
                 _set_async_exc(self.thread_id, None)
 
@@ -131,17 +159,19 @@ class Watchdog:
         if wait and self._thread.is_alive():
             self._thread.join(wait)
 
-    def guard(
-        self, claimed: ClaimedExecution, task: Task[..., Any], body: Callable[[], Any]
-    ) -> Any:
+    def guard(self, claimed: ClaimedExecution, task: Task[..., Any], body: Body) -> Any:
         """Run ``body`` (a job's task) in this thread under watch."""
-        watch = Watch(claimed, time_limits.limit_for(task))
+        is_async = async_bodies.is_async(body)
+        watch = Watch(claimed, time_limits.limit_for(task), is_async=is_async)
+        run: Callable[[], Any] = body
+        if is_async:
+            run = partial(async_bodies.run_cancellable, watch, body)
         with self._lock:
             self._watches[watch.claim_pk] = watch
         with _running_lock:
             _RUNNING[watch.result_id] = watch
         try:
-            return _run_watched(watch, body)
+            return _run_watched(watch, run)
         finally:
             with self._lock:
                 self._watches.pop(watch.claim_pk, None)

@@ -47,6 +47,10 @@ class Worker(Runnable):
         self.claimed_count = 0
         # (thread, result id) of bodies that ignored their interrupt.
         self._stuck: list[tuple[threading.Thread, str]] = []
+        # Why this worker must be replaced (a body ignored its interrupt),
+        # set by the watchdog; by when its other jobs must have finished.
+        self._retiring: str | None = None
+        self._retire_by = float("inf")
         self._last_pause = 0.0
         self._statistics_failures = FailureGate(None, "Statistics flush")
         # The last claim plan, for threads that claim for themselves.
@@ -101,7 +105,7 @@ class Worker(Runnable):
         assert self.pool is not None and self.process is not None
         self._give_back_claims_in_doubt()
         if self._recycling():
-            if self.pool.idle == self.pool.size:
+            if self.pool.live() == 0 or self._retirement_overdue():
                 self.stopping = True
                 return 0
             # A thread that frees up wakes us.
@@ -176,7 +180,7 @@ class Worker(Runnable):
         )
 
     def _keeps_claiming(self) -> bool:
-        return not self.stopping and self.recycled is None
+        return not self.stopping and self.recycled is None and self._retiring is None
 
     def _notified(self) -> None:
         """A job became ready (PostgreSQL's NOTIFY, the watch elsewhere): poll
@@ -187,6 +191,8 @@ class Worker(Runnable):
     def _recycling(self) -> bool:
         """Whether this worker makes way for a fresh one (it says so once)."""
         assert self.pool is not None
+        if self.recycled is None and self._retiring is not None:
+            self.recycled = self._retiring  # _hung() said so
         if self.recycled is None:
             self.recycled = self._recycle_reason()
             if self.recycled is not None:
@@ -245,22 +251,31 @@ class Worker(Runnable):
             self._statistics_failures.succeeded()
 
     def _hung(self, watch: Watch) -> None:
-        """A body ignored its interrupt: record its failure, then stop
-        (the supervisor starts a new worker); the other jobs finish or go
-        back to the queue as in any graceful stop. Runs in the watchdog."""
+        """A body ignored its interrupt: record its failure, claim nothing
+        more, and exit once the other jobs have finished (bounded by their
+        own limits and retire_timeout), never giving them back to run
+        again; the supervisor starts a new worker. Runs in the watchdog."""
         assert self.pool is not None
-        logger.error(
-            "%s: job %s did not stop %ss after it was interrupted (blocked "
-            "outside Python?); this worker records its failure and exits",
-            self.name,
-            watch.result_id,
-            conf.get(conf.INTERRUPT_GRACE_PERIOD),
-        )
         self.pool.abandon(watch.claim_pk)
         self._stuck += [
             (t, watch.result_id) for t in threading.enumerate() if t.ident == watch.thread_id
         ]
-        self.stop()
+        timeout = conf.get(conf.RETIRE_TIMEOUT)
+        logger.error(
+            "%s: job %s did not stop %ss after it was interrupted (blocked "
+            "outside Python?); this worker records its failure and exits "
+            "once its %d other running job(s) have finished (at most %gs; it "
+            "claims nothing meanwhile), to be replaced",
+            self.name,
+            watch.result_id,
+            conf.get(conf.INTERRUPT_GRACE_PERIOD),
+            self.pool.live(),
+            timeout,
+        )
+        if self._retiring is None:
+            self._retire_by = time.monotonic() + timeout
+            self._retiring = f"job {watch.result_id} ignored its interrupt"
+        self.wakeup.wake()
         claimed = (
             ClaimedExecution.objects.using(self.using)
             .select_related("job")
@@ -272,6 +287,22 @@ class Worker(Runnable):
         error = watch.stop_error()
         retry_in = None if watch.cancelled else claimed.job.retry_in(error)
         record_failure(claimed, error_record(error), retry_in)
+
+    def _retirement_overdue(self) -> bool:
+        """Whether a worker waiting to be replaced has waited for its other
+        jobs past retire_timeout: it then stops as on TERM (they get the
+        shutdown timeout, then go back to ready and run again)."""
+        if time.monotonic() < self._retire_by:
+            return False
+        assert self.pool is not None
+        logger.warning(
+            "%s: %d job(s) still run %gs after this worker began to retire "
+            "(retire_timeout); it stops as on TERM",
+            self.name,
+            self.pool.live(),
+            conf.get(conf.RETIRE_TIMEOUT),
+        )
+        return True
 
     def stuck_threads(self) -> list[str]:
         return [f"{t.name} (job {result_id})" for t, result_id in self._stuck if t.is_alive()]

@@ -18,6 +18,7 @@ from tests.helpers import wait_until
 from .support import Supervisor
 
 TWO_THREADS = [{"queues": ["*"], "threads": 2, "polling_interval": 0.05}]
+FAST_THREE = [{"queues": ["*"], "threads": 3, "polling_interval": 0.05}]
 TIMEOUT = "robust_queue.exceptions.TaskTimeoutError"
 CANCELLED = "robust_queue.exceptions.JobCancelledError"
 FAST_STOP = {"interrupt_grace_period": 1, "cancel_grace_period": 0.5}
@@ -100,6 +101,49 @@ class TimeLimitProcessTests(TransactionTestCase):
         self.assertIn("records its failure and exits", supervisor.output())
         self.stop(supervisor)
 
+    def test_neighbours_of_a_stuck_job_finish_once_before_the_worker_is_replaced(self) -> None:
+        """A body blocked in C past its limit fails once; its worker's other
+        jobs, running past the shutdown timeout, finish and run once: the
+        worker claims nothing meanwhile and exits after them, then is
+        replaced."""
+        supervisor = Supervisor(self, workers=FAST_THREE, **FAST_STOP)
+        [worker] = supervisor.children("worker")
+        # Longer than shutdown_timeout (3 s) after the stuck job is given up.
+        neighbours = [tasks.record.enqueue(f"n{i}", sleep=10.0) for i in range(2)]
+        wait_until(lambda: all(state(n.id) == JobState.CLAIMED for n in neighbours), timeout=30)
+        stuck = tasks.sleep_limited.enqueue("blocked")
+        wait_until(lambda: state(stuck.id) == JobState.FAILED, timeout=30)
+        # Claimed by nobody until the new worker runs it.
+        waiting = tasks.record.enqueue("waiting")
+        wait_until(lambda: worker_pids(supervisor) - {worker.pid}, timeout=60)
+        # The old worker exited after its neighbours only.
+        self.assertEqual([state(n.id) for n in neighbours], [JobState.FINISHED] * 2)
+        wait_until(lambda: state(waiting.id) == JobState.FINISHED, timeout=30)
+        self.assertNotEqual(Job.objects.get(result_id=waiting.id).worker_ids, [worker.name])
+        for neighbour in neighbours:
+            self.assertEqual(Job.objects.get(result_id=neighbour.id).worker_ids, [worker.name])
+        self.assertEqual((ledger("n0"), ledger("n1"), ledger("waiting")), (1, 1, 1))
+        self.assertEqual(errors(stuck.id), [TIMEOUT])
+        self.assertEqual(FailedExecution.objects.filter(job__result_id=stuck.id).count(), 1)
+        self.assertEqual(ledger("blocked:end"), 0)
+        self.assertNotIn("will run again", supervisor.output())
+        self.stop(supervisor)
+
+    def test_an_awaiting_async_task_past_its_limit_is_cancelled_in_its_loop(self) -> None:
+        """``await asyncio.sleep()`` past the limit: cancelled where it
+        awaits; the worker is not replaced and runs what comes next."""
+        supervisor = Supervisor(self, workers=TWO_THREADS, **FAST_STOP)
+        [worker] = supervisor.children("worker")
+        result = tasks.async_sleep_limited.enqueue("awaiting")
+        wait_until(lambda: state(result.id) == JobState.FAILED, timeout=30)
+        self.assertEqual(errors(result.id), [TIMEOUT])
+        self.assertEqual((ledger("awaiting:start"), ledger("awaiting:end")), (1, 0))
+        after = tasks.add.enqueue(2, 3)
+        wait_until(lambda: state(after.id) == JobState.FINISHED, timeout=30)
+        self.assertEqual(worker_pids(supervisor), {worker.pid})
+        self.assertNotIn("records its failure", supervisor.output())
+        self.stop(supervisor)
+
     def test_thread_mode_a_sleep_past_its_limit_fails_once_and_the_worker_is_replaced(self) -> None:
         """In thread mode a body blocked in C cannot be ended inside the one
         process: the worker records the timeout, finishes its other job,
@@ -180,6 +224,21 @@ class CancelProcessTests(TransactionTestCase):
         wait_until(lambda: state(result.id) == JobState.FAILED, timeout=30)
         self.assertEqual(errors(result.id), [CANCELLED])
         self.assertEqual(ledger("killed"), 1)
+        self.stop(supervisor)
+
+    def test_an_awaiting_async_task_is_cancelled_in_its_loop(self) -> None:
+        supervisor = Supervisor(self, workers=TWO_THREADS, **FAST_STOP)
+        [worker] = supervisor.children("worker")
+        result = tasks.async_sleep.enqueue("acancel")
+        wait_until(lambda: ledger("acancel:start"), timeout=30)
+        robust_queue.cancel(result.id)
+        wait_until(lambda: state(result.id) == JobState.FAILED, timeout=30)
+        self.assertEqual(errors(result.id), [CANCELLED])
+        self.assertEqual(ledger("acancel:end"), 0)
+        after = tasks.add.enqueue(2, 3)
+        wait_until(lambda: state(after.id) == JobState.FINISHED, timeout=30)
+        self.assertEqual(worker_pids(supervisor), {worker.pid})
+        self.assertNotIn("records its failure", supervisor.output())
         self.stop(supervisor)
 
     def test_a_body_blocked_in_c_is_stopped_by_replacing_its_worker(self) -> None:

@@ -66,6 +66,7 @@ class SettingsTests(SimpleTestCase):
     def test_defaults(self) -> None:
         self.assertEqual(conf.get(conf.CANCEL_GRACE_PERIOD), 10.0)
         self.assertEqual(conf.get(conf.INTERRUPT_GRACE_PERIOD), 5.0)
+        self.assertEqual(conf.get(conf.RETIRE_TIMEOUT), 3600.0)
         self.assertEqual(check_settings(), [])
 
     @override_settings(

@@ -189,6 +189,37 @@ class TimeLimitTests(TransactionTestCase):
         self.assertIs(ClaimedExecution.objects.filter(job__result_id=result.id).exists(), True)
 
 
+class AsyncTimeLimitTests(TransactionTestCase):
+    def setUp(self) -> None:
+        self.workers = WatchedPool(self)
+
+    def test_an_awaiting_async_task_past_its_limit_is_cancelled(self) -> None:
+        """Cancelled where it awaits: FAILED with a timeout, not hung."""
+        result = tasks.async_sleep_limited.enqueue("await")
+        self.workers.run(result)
+        wait_until(lambda: ended(result), timeout=10)
+        self.assertEqual(error_classes(result), [TIMEOUT])
+        keys = set(LedgerEntry.objects.values_list("key", flat=True))
+        self.assertEqual(keys, {"await:start"})
+        self.assertEqual(self.workers.hung, [])
+
+    def test_an_async_task_that_catches_its_cancellation_still_times_out(self) -> None:
+        result = tasks.async_catching.enqueue("caught")
+        self.workers.run(result)
+        wait_until(lambda: ended(result), timeout=10)
+        self.assertEqual(error_classes(result), [TIMEOUT])
+        self.assertIs(LedgerEntry.objects.filter(key="caught:caught").exists(), True)
+        self.assertEqual(self.workers.hung, [])
+
+    def test_an_async_task_within_its_limit_is_untouched(self) -> None:
+        result = tasks.async_sleep_limited.enqueue("quick", seconds=0.01)
+        self.workers.run(result)
+        wait_until(lambda: ended(result), timeout=10)
+        fetched = tasks.async_sleep_limited.get_result(result.id)
+        self.assertEqual(fetched.status, TaskResultStatus.SUCCESSFUL)
+        self.assertEqual(fetched.return_value, "quick")
+
+
 @override_settings(ROBUST_QUEUE={"cancel_grace_period": 0.3})
 class CancelRunningTests(TransactionTestCase):
     def setUp(self) -> None:
