@@ -25,6 +25,7 @@ from django.db import DatabaseError, connections
 from . import worker_queues
 from .config import SupervisorConfig
 from .models import Pause, Process, ProcessKind, Queue, ReadyExecution
+from .processes import unresponsive
 from .processes.pidfile import Pidfile, pid_alive
 from .startup import format_message, unapplied_migrations
 
@@ -77,6 +78,7 @@ def check(config: SupervisorConfig, thresholds: Thresholds) -> Report:
     if thresholds.check_supervisor:
         _supervisor(report, config, live)
     _heartbeats(report, using, config.alive_threshold)
+    _children(report, config, live)
     _queues(report, using, live, thresholds)
     _unused_queues(report, config, live, thresholds.fail_on_unused_queues)
     return report
@@ -160,6 +162,28 @@ def _heartbeats(report: Report, using: str, threshold: float) -> None:
         )
     else:
         report.add("heartbeats", True, f"every process on {host} heartbeats")
+
+
+def _children(report: Report, config: SupervisorConfig, live: list[Process]) -> None:
+    """Each live supervisor of this host runs its configured children, and
+    none has stopped heartbeating: checked whatever the queues hold."""
+    host = socket.gethostname()
+    mine = [p for p in live if p.kind == ProcessKind.SUPERVISOR and p.hostname == host]
+    rows = Process.objects.using(config.database).filter(supervisor__in=mine)
+    children = list(rows.with_liveness(config.alive_threshold).order_by("kind", "name"))
+    found = [
+        problem
+        for supervisor in mine
+        for problem in unresponsive.problems(
+            supervisor,
+            [c for c in children if c.supervisor_id == supervisor.pk],
+            config.heartbeat_interval,
+        )
+    ]
+    if found:
+        report.add("children", False, "; ".join(found))
+    else:
+        report.add("children", True, f"every supervisor on {host} runs its children")
 
 
 def covers(selectors: Any, queue: str) -> bool:

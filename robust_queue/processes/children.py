@@ -50,12 +50,22 @@ class Child:
         # Set once it ended by itself to be replaced (a recycled worker
         # exits 0); such an exit is no failure.
         self.clean_exit = False
+        # Why the supervisor ended it as unresponsive (``end_unresponsive``).
+        self.unresponsive: str | None = None
 
     def replacement_delay(self) -> tuple[float, int]:
         """Back-off before replacing this child, and the new failure count."""
+        if self.unresponsive is not None:
+            # Stuck, not crashing: the crash-loop back-off does not apply.
+            return 0.0, self.failures
         if self.clean_exit or time.monotonic() - self.started_at >= STABLE_AFTER:
             return 0.0, 0
         return min(2.0**self.failures, MAX_BACKOFF), self.failures + 1
+
+    def end_unresponsive(self, why: str) -> None:
+        """End a child that stopped heartbeating (``why``); it is reaped
+        by ``exit_reason`` and replaced at once. Never blocks."""
+        raise NotImplementedError
 
     def stop(self, *, immediately: bool = False) -> None:
         """Ask the child to stop (gracefully unless ``immediately``)."""
@@ -141,6 +151,16 @@ class ForkedChild(Child):
         self.clean_exit = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
         return self._exited(describe_exit(status))
 
+    def end_unresponsive(self, why: str) -> None:
+        # KILL: a stopped or wedged process handles no TERM. No wait here:
+        # a process in uninterruptible sleep dies when its call returns.
+        logger.error("%s is unresponsive (%s); killing it (SIGKILL)", self, why)
+        self.unresponsive = why
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
     def kill(self) -> None:
         logger.error("%s did not stop in time; killing it", self)
         try:
@@ -200,7 +220,22 @@ class ThreadChild(Child):
     def stop(self, *, immediately: bool = False) -> None:
         self.runnable.stop(immediately=immediately)
 
+    def end_unresponsive(self, why: str) -> None:
+        logger.error(
+            "%s is unresponsive (%s). A thread cannot be killed: it is asked "
+            "to stop and left behind, and another starts now. Its row is "
+            "gone, so if it resumes it stops itself, and its claims are "
+            "failed already; until then it holds what it holds. Restart the "
+            "supervisor to end it; fork mode kills a stuck process.",
+            self,
+            why,
+        )
+        self.unresponsive = why
+        self.runnable.stop(immediately=True)
+
     def exit_reason(self) -> str | None:
+        if self.unresponsive is not None:
+            return "was left behind"
         if self.thread.is_alive():
             return None
         stuck = self.runnable.stuck_threads()

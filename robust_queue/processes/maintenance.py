@@ -52,21 +52,23 @@ class FaultLog:
         return done
 
 
-def prune_processes(using: str, threshold: float, keep: int, faults: FaultLog) -> int:
+def prune_processes(using: str, threshold: float, keep: int, faults: FaultLog) -> list[Process]:
     """Prune the processes silent for ``threshold`` s but ``keep``, each
     on its own: one that cannot be pruned does not hold up the others.
+    Return those pruned (a supervisor ends its own among them).
 
     A process pruned part way has lost its row: the claims left are
     orphans, failed one by one by the orphan sweep.
     """
     stale = Process.objects.using(using).stale(threshold).exclude(pk=keep)
-    return sum(
-        faults.run(
+    return [
+        process
+        for process in stale
+        if faults.run(
             f"Pruning {process} (row {process.pk}, pid {process.pid} on {process.hostname})",
             partial(process.prune, threshold),
         )
-        for process in stale
-    )
+    ]
 
 
 def fail_orphaned_claims(

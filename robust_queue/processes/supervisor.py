@@ -16,7 +16,7 @@ from django.db import DatabaseError
 from .. import recurrence, retention
 from ..config import SupervisorConfig
 from ..deadlocks import lock_conflict
-from ..models import RecurringTask
+from ..models import Process, RecurringTask
 from . import maintenance
 from .banner import banner
 from .base import Runnable
@@ -27,6 +27,7 @@ from .pidfile import Pidfile
 from .registration import Heartbeat
 from .scheduler import SchedulerProcess
 from .signal_handling import IMMEDIATE, SignalQueue
+from .unresponsive import StuckChildren, supervision_metadata
 from .worker import Worker
 
 logger = logging.getLogger(__name__)
@@ -60,11 +61,15 @@ class Supervisor(Runnable):
         # A pruned worker stops within a beat and the shutdown timeout.
         settle = config.heartbeat_interval + config.shutdown_timeout + KILL_GRACE
         self.orphans = maintenance.OrphanSweep(config.database, settle)
+        self.stuck = StuckChildren(config.database, settle, config.alive_threshold)
         self._pruned_at = self._cleared_at = time.monotonic()
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {"mode": self.config.mode}
+        workers = sum(worker.processes for worker in self.config.workers)
+        dispatchers = len(self.config.dispatchers)
+        interval = self.config.heartbeat_interval
+        return {"mode": self.config.mode, **supervision_metadata(workers, dispatchers, interval)}
 
     def run(self) -> int:
         """Run until stopped (``Runnable.start``); return the exit code."""
@@ -168,6 +173,9 @@ class Supervisor(Runnable):
             if reason is None:
                 continue
             self.children.remove(child)
+            if child.unresponsive is not None:
+                self._replace_unresponsive(child, reason)
+                continue
             if not self.stopping:
                 delay, failures = child.replacement_delay()
                 if child.clean_exit:
@@ -176,6 +184,20 @@ class Supervisor(Runnable):
                     logger.error("%s %s; replacing it in %.0fs", child, reason, delay)
                 self.pending.append((time.monotonic() + delay, child.role, failures))
             self.backlog.add(partial(self._fail_claims, child, reason), _recording(child))
+
+    def _replace_unresponsive(self, child: Child, reason: str) -> None:
+        # Its claims were failed with its row (by pruning, or by the
+        # orphan sweep once the row is gone): nothing to record here.
+        then = "" if self.stopping else "; starting a fresh one now"
+        logger.warning(
+            "%s %s (unresponsive: %s); its claims are failed as its row is gone, not here%s",
+            child,
+            reason,
+            child.unresponsive,
+            then,
+        )
+        if not self.stopping:
+            self.pending.append((time.monotonic(), child.role, child.failures))
 
     def _fail_claims(self, child: Child, reason: str) -> None:
         reused = any(other.pid == child.pid for other in self.children)
@@ -190,10 +212,11 @@ class Supervisor(Runnable):
         # reached the database for a whole alive threshold: by then every
         # live process has beaten again.
         assert self.heartbeat is not None
+        pruned: list[Process] = []
         try:
             with bounded_lock_wait(self.using, LOCK_WAIT):
                 if self.heartbeat.healthy_for() >= self.config.alive_threshold:
-                    maintenance.prune_processes(
+                    pruned = maintenance.prune_processes(
                         self.using, self.config.alive_threshold, self._pk(), self.orphans.faults
                     )
                 self.orphans.run()
@@ -202,6 +225,10 @@ class Supervisor(Runnable):
                 raise
             # What is left is failed by a later round (an orphan by then).
             logger.warning("%s: pruning waits for a row lock (%s)", self.name, exc)
+        # A child pruned stays stuck (it cannot stop itself): end it, and
+        # ``_reap`` replaces it.
+        for child, why in self.stuck.find(self.children, pruned):
+            child.end_unresponsive(why)
 
     def _database_failed(self, error: DatabaseError) -> None:
         assert self.heartbeat is not None

@@ -62,7 +62,8 @@ class HealthTests(TransactionTestCase):
         self.assertEqual(code, 0, report)
         self.assertIs(report["healthy"], True)
         self.assertEqual(
-            sorted(checks(report)), ["database", "heartbeats", "migrations", "queues", "supervisor"]
+            sorted(checks(report)),
+            ["children", "database", "heartbeats", "migrations", "queues", "supervisor"],
         )
 
     def test_no_supervisor_on_this_host_is_unhealthy(self) -> None:

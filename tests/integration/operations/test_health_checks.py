@@ -61,7 +61,7 @@ class HealthyTests(TestCase):
         self.assertIs(report.healthy, True, report.as_dict())
         self.assertEqual(
             list(outcome(report)),
-            ["database", "migrations", "supervisor", "heartbeats", "queues"],
+            ["database", "migrations", "supervisor", "heartbeats", "children", "queues"],
         )
         self.assertEqual(report.warnings, [])
 

@@ -1,0 +1,112 @@
+"""A stuck child (SIGSTOP: a stand-in for a deadlock, the GIL held in C, a
+swap storm) is killed and replaced by its supervisor, and ``health``
+reports it whatever the queues hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+from django.test import TransactionTestCase
+
+from robust_queue.models import ClaimedExecution, Job, Process
+from testproject import tasks
+from tests.helpers import wait_until
+
+from .support import Supervisor, child_pids
+from .test_health import manage
+
+PRUNED = "robust_queue.exceptions.ProcessPrunedError"
+
+
+def errors(result_id: str) -> list[str]:
+    job = Job.objects.get(result_id=result_id)
+    return [error["exception_class_path"] for error in job.errors]
+
+
+def is_finished(result_id: str) -> bool:
+    return Job.objects.filter(result_id=result_id, finished_at__isnull=False).exists()
+
+
+def unhealthy(*args: str) -> dict[str, object] | None:
+    """The failed checks of ``health --json``, or None while healthy."""
+    result = manage("health", "--json", *args)
+    if result.returncode == 0:
+        return None
+    report = json.loads(result.stdout)
+    return {c["name"]: c["detail"] for c in report["checks"] if not c["ok"]}
+
+
+class StuckChildTests(TransactionTestCase):
+    def stop_worker(self, supervisor: Supervisor) -> Process:
+        """SIGSTOP the supervisor's worker; continue and kill it at cleanup
+        if it is still a child of the supervisor (its pid not reused)."""
+        [worker] = supervisor.children("worker")
+
+        def release() -> None:
+            if worker.pid in child_pids(supervisor.pid):
+                os.kill(worker.pid, signal.SIGKILL)
+                os.kill(worker.pid, signal.SIGCONT)
+
+        self.addCleanup(release)
+        os.kill(worker.pid, signal.SIGSTOP)
+        return worker
+
+    def replacement(self, supervisor: Supervisor, stopped: Process) -> Process | None:
+        return (
+            Process.objects.filter(kind="worker", supervisor__pid=supervisor.pid)
+            .exclude(pid=stopped.pid)
+            .first()
+        )
+
+    def test_a_stopped_worker_is_pruned_killed_and_replaced(self) -> None:
+        """Its job fails once with ProcessPrunedError; the stopped process
+        is killed and reaped; a new worker registers at once (no crash
+        back-off) and runs new work."""
+        supervisor = Supervisor(self, process_alive_threshold=3)
+        result = tasks.sleep_for.enqueue(120)
+        wait_until(lambda: ClaimedExecution.objects.filter(job__result_id=result.id).exists(), 30)
+        worker = self.stop_worker(supervisor)
+        wait_until(lambda: Job.objects.failed().filter(result_id=result.id).exists(), 30)
+        self.assertEqual(errors(result.id), [PRUNED])
+        # Killed and reaped: not even a zombie is left.
+        wait_until(lambda: worker.pid not in child_pids(supervisor.pid), 15)
+        replacement = wait_until(lambda: self.replacement(supervisor, worker), 15)
+        assert isinstance(replacement, Process)
+        after = tasks.sleep_for.enqueue(0)
+        wait_until(lambda: is_finished(after.id), 30)
+        self.assertEqual(errors(result.id), [PRUNED])
+        output = supervisor.output()
+        self.assertIn(f"worker (pid {worker.pid}) is unresponsive", output)
+        self.assertIn("starting a fresh one now", output)
+        self.assertNotIn("replacing it in", output)
+        self.assertNotIn("failed 0 claimed", output)
+
+    def test_health_fails_for_a_worker_that_stopped_heartbeating(self) -> None:
+        """Long before the alive threshold, with every queue empty."""
+        supervisor = Supervisor(self, process_alive_threshold=120)
+        supervisor.children("dispatcher")
+        wait_until(lambda: unhealthy() is None, 30)
+        worker = self.stop_worker(supervisor)
+        failed = wait_until(unhealthy, 30)
+        assert isinstance(failed, dict)
+        self.assertEqual(list(failed), ["children"], failed)
+        self.assertIn(f"(pid {worker.pid}) has not heartbeaten for", failed["children"])
+
+    def test_a_worker_whose_row_is_gone_and_that_does_not_stop_is_replaced(self) -> None:
+        """Its row pruned elsewhere while it is stuck: health says the
+        supervisor lacks a worker; after the settle time it is killed and
+        replaced, and health is fine again."""
+        supervisor = Supervisor(self, process_alive_threshold=120, shutdown_timeout=8)
+        supervisor.children("dispatcher")
+        worker = self.stop_worker(supervisor)
+        Process.objects.filter(pk=worker.pk).delete()
+        failed = wait_until(unhealthy, 30)
+        assert isinstance(failed, dict)
+        self.assertEqual(list(failed), ["children"], failed)
+        self.assertIn("runs 0 of its 1 worker(s)", failed["children"])
+        wait_until(lambda: worker.pid not in child_pids(supervisor.pid), 30)
+        wait_until(lambda: self.replacement(supervisor, worker), 15)
+        wait_until(lambda: unhealthy() is None, 30)
+        self.assertIn("its process row was removed", supervisor.output())
