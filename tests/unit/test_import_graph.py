@@ -151,3 +151,22 @@ class ImportGraphTests(SimpleTestCase):
             if name.startswith("robust_queue.models"):
                 with self.subTest(module=name):
                     self.assertEqual(sorted(m for m in imported if m.startswith(above)), [])
+
+    def test_the_core_never_imports_the_admin(self) -> None:
+        """Only ``robust_queue.admin`` imports ``robust_queue.admin``, not even
+        for type checking: a project without ``django.contrib.admin`` runs
+        every command (``tests/processes/test_no_admin.py``)."""
+        sources = package_sources()
+        importers = set()
+        for name, (source, is_package) in sources.items():
+            if _in_admin(name):
+                continue
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    if any(map(_in_admin, _targets(node, name, is_package, set(sources)))):
+                        importers.add(name)
+        self.assertEqual(sorted(importers), [])
+
+
+def _in_admin(module: str) -> bool:
+    return module == "robust_queue.admin" or module.startswith("robust_queue.admin.")
