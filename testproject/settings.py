@@ -130,6 +130,9 @@ TASKS = {
 }
 if SUBPROCESS_OF_TESTS:
     del TASKS["separate"]
+if os.environ.get("ROBUST_QUEUE_BACKEND_PATH"):
+    # A mistyped backend path, for the test of its message.
+    TASKS["default"]["BACKEND"] = os.environ["ROBUST_QUEUE_BACKEND_PATH"]
 
 ROBUST_QUEUE: dict = {}
 # The process tests start `manage.py robust_queue` with short intervals.
