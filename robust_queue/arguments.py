@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
 
 from django.apps import apps
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
@@ -32,6 +32,8 @@ _SUPPORTED = (
     "supported: JSON types, datetime, date, time, timedelta, Decimal, UUID and model instances."
 )
 _RETURN_TYPES = "str, int, float, bool, None, list, tuple and dict with str keys"
+# (args, kwargs) as a TaskResult shows them.
+Shown: TypeAlias = "tuple[list[Any], dict[str, Any]]"
 # Payloads that are not what their tag promises fail in one of these ways.
 _MALFORMED = (TypeError, ValueError, ArithmeticError, AttributeError, LookupError)
 # MariaDB refuses JSON nested 32 deep (error 4025): 31 lists/dicts at most.
@@ -52,6 +54,27 @@ def encode_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str
         "args": [_to_json(v, f"Argument args[{i}]", tagged=True) for i, v in enumerate(args)],
         "kwargs": encoded_kwargs,
     }
+
+
+def shown_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Shown:
+    """``(args, kwargs)`` as ``get_result()`` shows them, built from the
+    values themselves after ``encode_arguments`` accepted them.
+
+    What ``decode_arguments(encode_arguments(...), fetch_models=False)``
+    gives, without parsing back what was just encoded: containers become
+    lists and dicts, model instances their stored references.
+    """
+    return [_shown(v) for v in args], {key: _shown(v) for key, v in kwargs.items()}
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_shown(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _shown(item) for key, item in value.items()}
+    if isinstance(value, models.Model):
+        return {TAG: "model", "v": _model_reference(value, "Argument")}
+    return value
 
 
 def decode_arguments(

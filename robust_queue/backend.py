@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from . import batch_scope, conf, registry, tagging
 from . import enqueue_metadata as job_metadata
-from .arguments import encode_arguments, encoded_size
+from .arguments import Shown, encode_arguments, encoded_size, shown_arguments
 from .checks import check_backend
 from .compat import (
     BaseTaskBackend,
@@ -34,8 +34,9 @@ from .unique_claims import UniqueClaim, claim_for
 from .validation import check_task_names
 
 TaskCall: TypeAlias = "tuple[Task[..., Any], Sequence[Any], Mapping[str, Any]]"
-# A call ready to write: its task, its job, and its claim on a unique key.
-Prepared: TypeAlias = "tuple[Task[..., Any], Job, UniqueClaim | None]"
+# A call ready to write: its task, its job, its claim on a unique key, and
+# its arguments as its result shows them.
+Prepared: TypeAlias = "tuple[Task[..., Any], Job, UniqueClaim | None, Shown]"
 
 RESULT_ID_PATTERN = re.compile(rf"^[A-Za-z0-9_-]{{1,{RESULT_ID_MAX_LENGTH}}}$")
 TASK_PATH_MAX_LENGTH = 255
@@ -122,21 +123,23 @@ class RobustQueueBackend(BaseTaskBackend):
     def _write(self, prepared: list[Prepared]) -> list[TaskResult[Any]]:
         if not prepared:
             return []
-        jobs = [job for _, job, _ in prepared]
+        jobs = [job for _, job, _, _ in prepared]
         standing: list[Job | None] | list[Job]
-        if any(claim is not None for _, _, claim in prepared):
+        if any(claim is not None for _, _, claim, _ in prepared):
             unique_keys = UniqueKey.objects.using(self.database)
-            standing = unique_keys.enqueue_all(jobs, [claim for _, _, claim in prepared])
+            standing = unique_keys.enqueue_all(jobs, [claim for _, _, claim, _ in prepared])
         else:
             kept = Job.objects.using(self.database).enqueue_all(jobs)
             standing = jobs if len(kept) == len(jobs) else _standing(jobs, kept)
         results, enqueued = [], []
         new_ids: set[int] = set()
-        for (task, job, _), stood in zip(prepared, standing, strict=True):
+        for (task, job, _, shown), stood in zip(prepared, standing, strict=True):
             if stood is None:
-                results.append(build_discarded_result(task, job))
+                results.append(build_discarded_result(task, job, shown))
             elif stood is job:
-                enqueued.append(build_result(task, job, status=TaskResultStatus.READY))
+                # The arguments as given, not decoded back from the job.
+                ready = TaskResultStatus.READY
+                enqueued.append(build_result(task, job, status=ready, shown=shown))
                 results.append(enqueued[-1])
             else:
                 # A duplicate: of a stored job, or of one written just now.
@@ -214,7 +217,7 @@ class RobustQueueBackend(BaseTaskBackend):
         claim = None
         if once_key is not None or getattr(task, "unique", None) is not None:
             claim = claim_for(task, args, kwargs, arguments, once_key)
-        return task, job, claim
+        return task, job, claim, shown_arguments(args, kwargs)
 
     def _batch_of(self, task: Task[..., Any], scope: batch_scope.Scope) -> int:
         if scope.backend_alias != self.alias:

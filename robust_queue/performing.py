@@ -111,7 +111,7 @@ def _running_result(task: Task[..., Any], job: Job) -> TaskResult[Any]:
     """
     try:
         return build_result(
-            task, job, status=TaskResultStatus.RUNNING, args=job.args, kwargs=job.kwargs
+            task, job, status=TaskResultStatus.RUNNING, shown=(job.args, job.kwargs)
         )
     except Exception as exc:
         raise DeserializationError(

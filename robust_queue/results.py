@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from . import registry
-from .arguments import decode_arguments
+from .arguments import Shown, decode_arguments
 from .attempt_history import stored_worker_ids
 from .compat import Task, TaskError, TaskResult, TaskResultStatus
 from .exceptions import DiscardedOnConflictError, UnknownTaskError
@@ -30,16 +30,14 @@ def build_result(
     job: Job,
     *,
     status: TaskResultStatus | None = None,
-    args: list[Any] | None = None,
-    kwargs: dict[str, Any] | None = None,
+    shown: Shown | None = None,
 ) -> TaskResult[Any]:
     """The ``TaskResult`` of ``job``; ``status`` overrides the stored state.
 
-    ``args``/``kwargs`` default to the stored arguments decoded for display
-    (model instances stay references, nothing is fetched).
+    ``shown`` (args, kwargs) defaults to the stored arguments decoded for
+    display (model instances stay references, nothing is fetched).
     """
-    if args is None or kwargs is None:
-        args, kwargs = _display_arguments(job)
+    args, kwargs = shown if shown is not None else _display_arguments(job)
     status = status or STATUS_BY_STATE[job.state]
     result: TaskResult[Any] = TaskResult(
         task=task,
@@ -63,7 +61,7 @@ def build_result(
     return result
 
 
-def build_discarded_result(task: Task[..., Any], job: Job) -> TaskResult[Any]:
+def build_discarded_result(task: Task[..., Any], job: Job, shown: Shown) -> TaskResult[Any]:
     """The FAILED result of a job a concurrency limit discarded at enqueue.
 
     Nothing of the job is stored: ``get_result()`` of its id raises
@@ -75,7 +73,7 @@ def build_discarded_result(task: Task[..., Any], job: Job) -> TaskResult[Any]:
         "says on_conflict='discard'. Nothing was stored."
     )
     # Built as READY: nothing is read back for a job that is not stored.
-    result = build_result(task, job, status=TaskResultStatus.READY)
+    result = build_result(task, job, status=TaskResultStatus.READY, shown=shown)
     reason = TaskError(
         exception_class_path=f"{type(error).__module__}.{type(error).__qualname__}",
         traceback="".join(traceback.format_exception_only(type(error), error)),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from unittest import skipUnless
+import math
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from unittest import mock, skipUnless
+from uuid import UUID
 
 from django.db import connection
 from django.test import TestCase, TransactionTestCase, override_settings
@@ -11,11 +14,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 import robust_queue
+from robust_queue.arguments import TAG
 from robust_queue.compat import InvalidTask, TaskResultStatus
 from robust_queue.exceptions import PayloadTooLargeError
 from robust_queue.models import Job, ReadyExecution, ScheduledExecution
 from robust_queue.models.sql import NOTIFY_CHANNEL
 from testproject import tasks
+from testproject.models import LedgerEntry
 
 
 class EnqueueTests(TestCase):
@@ -163,3 +168,27 @@ class NotifyTests(TransactionTestCase):
         payloads = [n.payload for n in listener.notifies(timeout=2, stop_after=2)]
         self.assertEqual(sorted(payloads), ["default", "reports"])
         self.assertEqual([n.payload for n in listener.notifies(timeout=0.3)], [])
+
+
+class EnqueuedResultArgumentsTests(TestCase):
+    def test_the_result_shows_the_arguments_given_without_decoding_them(self) -> None:
+        """The enqueue result carries the arguments as ``get_result()``
+        shows them (tuples as lists, rich values as themselves, models as
+        references) without decoding the encoding just written."""
+        entry = LedgerEntry.objects.create(key="shown")
+        args = ((1, (2, 3.5)), -0.0, 1e308, Decimal("1.10"), date(2026, 1, 2))
+        kwargs = {
+            "when": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+            "span": timedelta(days=1, microseconds=7),
+            "id": UUID(int=5),
+            "tagged": {TAG: "x", "nested": [entry]},
+        }
+        with mock.patch("robust_queue.results.decode_arguments", side_effect=AssertionError):
+            result = tasks.echo.enqueue(*args, **kwargs)
+        stored = tasks.echo.get_result(result.id)
+        self.assertEqual(result.args, stored.args)
+        self.assertEqual(result.kwargs, stored.kwargs)
+        self.assertEqual(result.args[0], [1, [2, 3.5]])
+        self.assertEqual(math.copysign(1.0, result.args[1]), -1.0)
+        reference = {TAG: "model", "v": {"model": "testproject.ledgerentry", "pk": entry.pk}}
+        self.assertEqual(result.kwargs["tagged"], {TAG: "x", "nested": [reference]})
