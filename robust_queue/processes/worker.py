@@ -108,6 +108,9 @@ class Worker(Runnable):
             if self.pool.live() == 0 or self._retirement_overdue():
                 self.stopping = True
                 return 0
+            # Its other jobs may run for long (retire_timeout): keep
+            # their statistics flowing meanwhile.
+            self._flush_statistics(statistics.recorder.flush_if_due)
             # A thread that frees up wakes us.
             return self.config.polling_interval
         idle = self.pool.idle

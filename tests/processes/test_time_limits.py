@@ -129,6 +129,25 @@ class TimeLimitProcessTests(TransactionTestCase):
         self.assertNotIn("will run again", supervisor.output())
         self.stop(supervisor)
 
+    def test_retire_timeout_bounds_the_wait_for_a_neighbour_without_a_limit(self) -> None:
+        """The documented exception: a neighbour with no limit still running
+        retire_timeout after its worker began to retire is stopped as on
+        TERM (shutdown_timeout, then back to ready) and runs again."""
+        supervisor = Supervisor(self, workers=TWO_THREADS, retire_timeout=1, **FAST_STOP)
+        [worker] = supervisor.children("worker")
+        # Outlasts retire_timeout + shutdown_timeout after the stop.
+        neighbour = tasks.record.enqueue("long", sleep=8.0)
+        wait_until(lambda: state(neighbour.id) == JobState.CLAIMED, timeout=30)
+        stuck = tasks.sleep_limited.enqueue("blocked")
+        wait_until(lambda: state(stuck.id) == JobState.FAILED, timeout=30)
+        wait_until(lambda: worker_pids(supervisor) - {worker.pid}, timeout=60)
+        wait_until(lambda: state(neighbour.id) == JobState.FINISHED, timeout=60)
+        self.assertEqual(ledger("long"), 1)  # the first run was cut short
+        self.assertNotEqual(Job.objects.get(result_id=neighbour.id).worker_ids[-1], worker.name)
+        self.assertIn("(retire_timeout); it stops as on TERM", supervisor.output())
+        self.assertEqual(errors(stuck.id), [TIMEOUT])
+        self.stop(supervisor)
+
     def test_an_awaiting_async_task_past_its_limit_is_cancelled_in_its_loop(self) -> None:
         """``await asyncio.sleep()`` past the limit: cancelled where it
         awaits; the worker is not replaced and runs what comes next."""
