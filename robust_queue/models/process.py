@@ -10,9 +10,10 @@ back and a supervisor failing them cannot both win.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
+from functools import partial
+from typing import Any, TypeAlias
 
 from django.db import models
 from django.db.models import Case, ExpressionWrapper, F, Q, Value, When
@@ -35,6 +36,14 @@ class ProcessKind(models.TextChoices):
     WORKER = "worker", "Worker"
     DISPATCHER = "dispatcher", "Dispatcher"
     SCHEDULER = "scheduler", "Scheduler"
+
+
+# Runs one row's step (its description, the step); returns what it did.
+Guard: TypeAlias = "Callable[[str, Callable[[], int]], int]"
+
+
+def _unguarded(concerns: str, step: Callable[[], int]) -> int:
+    return step()
 
 
 def _cutoff(threshold: float) -> CombinedExpression:
@@ -72,13 +81,27 @@ class ProcessQuerySet(models.QuerySet["Process"]):
         process.refresh_from_db(fields=["last_heartbeat_at", "created_at"])
         return process
 
-    def prune(self, threshold: float, *, keep: int | None = None) -> int:
-        """Prune the processes silent for ``threshold`` s (but ``keep``);
-        return how many were pruned."""
+    def prune(
+        self, threshold: float, *, keep: int | None = None, guard: Guard = _unguarded
+    ) -> list[Process]:
+        """Prune the processes silent for ``threshold`` s (but ``keep``),
+        each on its own; return those pruned.
+
+        ``guard(concerns, step)`` runs each one's prune: the supervisor's
+        skips (and logs once) a row that cannot be pruned, so that it does
+        not hold up the others.
+        """
         stale = self.stale(threshold)
         if keep is not None:
             stale = stale.exclude(pk=keep)
-        return sum(process.prune(threshold) for process in stale)
+        return [
+            process
+            for process in stale
+            if guard(
+                f"Pruning {process} (row {process.pk}, pid {process.pid} on {process.hostname})",
+                partial(process.prune, threshold),
+            )
+        ]
 
     def fail_all_claims(self, reason: str) -> int:
         """These processes died: fail their claims, drop their rows."""

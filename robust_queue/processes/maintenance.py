@@ -60,15 +60,7 @@ def prune_processes(using: str, threshold: float, keep: int, faults: FaultLog) -
     A process pruned part way has lost its row: the claims left are
     orphans, failed one by one by the orphan sweep.
     """
-    stale = Process.objects.using(using).stale(threshold).exclude(pk=keep)
-    return [
-        process
-        for process in stale
-        if faults.run(
-            f"Pruning {process} (row {process.pk}, pid {process.pid} on {process.hostname})",
-            partial(process.prune, threshold),
-        )
-    ]
+    return Process.objects.using(using).prune(threshold, keep=keep, guard=faults.run)
 
 
 def fail_orphaned_claims(

@@ -76,7 +76,7 @@ class ClaimsOfDeadProcessesTests(BrokenPolicyTestCase):
                     last_heartbeat_at=timezone.now() - timedelta(hours=1)
                 )
                 with self.assertLogs(retries.logger, "ERROR") as logs:
-                    self.assertEqual(Process.objects.prune(60), 1)
+                    self.assertEqual(len(Process.objects.prune(60)), 1)
                 self.assert_failed_for_good(result.id, "robust_queue.exceptions.ProcessPrunedError")
                 self.assert_logged_once(logs, task, result.id, problem)
 

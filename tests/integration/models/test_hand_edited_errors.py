@@ -80,7 +80,7 @@ class HandEditedErrorsTests(TestCase):
                 Process.objects.filter(pk=process.pk).update(
                     last_heartbeat_at=timezone.now() - timedelta(hours=1)
                 )
-                self.assertEqual(Process.objects.prune(60), 1)
+                self.assertEqual(len(Process.objects.prune(60)), 1)
                 self.assert_failed_after(
                     result.id, bad, "robust_queue.exceptions.ProcessPrunedError"
                 )

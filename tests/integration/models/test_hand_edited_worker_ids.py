@@ -46,7 +46,7 @@ class PrunedClaimTests(TestCase):
         Process.objects.filter(pk=process.pk).update(
             last_heartbeat_at=timezone.now() - timedelta(hours=1)
         )
-        self.assertEqual(Process.objects.prune(60), 1)
+        self.assertEqual(len(Process.objects.prune(60)), 1)
         self.assertFalse(ClaimedExecution.objects.filter(job__result_id=result.id).exists())
         return str(result.id)
 

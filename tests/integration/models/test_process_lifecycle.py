@@ -5,14 +5,20 @@ run in this process against the real database."""
 from __future__ import annotations
 
 from datetime import timedelta
+from unittest import mock
 
 from django.test import TestCase
 from django.utils import timezone
 
 from robust_queue.compat import TaskResultStatus
 from robust_queue.models import ClaimedExecution, Job, Process, ProcessKind, ReadyExecution
-from robust_queue.models.process import OUTCOME_NOT_RECORDED
-from robust_queue.processes.maintenance import OrphanSweep, fail_orphaned_claims
+from robust_queue.models.process import OUTCOME_NOT_RECORDED, ProcessQuerySet
+from robust_queue.processes.maintenance import (
+    FaultLog,
+    OrphanSweep,
+    fail_orphaned_claims,
+    prune_processes,
+)
 from testproject import control_tasks, tasks
 from tests.helpers import WORKER_ID, claim
 
@@ -80,7 +86,7 @@ class PruneTests(TestCase):
         dead, alive = register("dead-worker", pid=4321), register("alive-worker")
         dead_jobs, alive_jobs = claimed_by(dead, 2), claimed_by(alive)
         silence(dead)
-        self.assertEqual(Process.objects.prune(60), 1)
+        self.assertEqual(len(Process.objects.prune(60)), 1)
         self.assertEqual(list(Process.objects.values_list("name", flat=True)), ["alive-worker"])
         for result_id in dead_jobs:
             self.assertEqual(tasks.add.get_result(result_id).status, TaskResultStatus.FAILED)
@@ -106,14 +112,51 @@ class PruneTests(TestCase):
         """The supervisor never prunes its own row, however stale."""
         supervisor = register("s", kind=ProcessKind.SUPERVISOR)
         silence(supervisor)
-        self.assertEqual(Process.objects.prune(60, keep=supervisor.pk), 0)
-        self.assertEqual(Process.objects.prune(60), 1)
+        self.assertEqual(len(Process.objects.prune(60, keep=supervisor.pk)), 0)
+        self.assertEqual(len(Process.objects.prune(60)), 1)
+
+    def test_the_supervisor_prunes_through_the_process_verb(self) -> None:
+        """One path: ``prune_processes`` (the supervisor's upkeep) is
+        ``Process.objects.prune`` with its fault guard, so the tests of the
+        verb test what production runs."""
+        supervisor = register("s", kind=ProcessKind.SUPERVISOR)
+        worker = register("w")
+        silence(supervisor)
+        silence(worker)
+        with mock.patch.object(
+            ProcessQuerySet, "prune", autospec=True, side_effect=ProcessQuerySet.prune
+        ) as verb:
+            pruned = prune_processes("default", 60, supervisor.pk, FaultLog())
+        self.assertEqual(pruned, [worker])
+        verb.assert_called_once()
+
+    def test_a_row_that_cannot_be_pruned_does_not_hold_up_the_others(self) -> None:
+        """The guard skips it (the supervisor's logs it once) and the
+        rest are pruned."""
+        broken, fine = register("broken"), register("fine")
+        silence(broken)
+        silence(fine)
+        real = Process.prune
+
+        def prune(process: Process, threshold: float) -> bool:
+            if process.pk == broken.pk:
+                raise ValueError("a hand-edited row")
+            return real(process, threshold)
+
+        with (
+            mock.patch.object(Process, "prune", prune),
+            self.assertLogs("robust_queue.processes.maintenance", "ERROR") as logs,
+        ):
+            pruned = Process.objects.prune(60, guard=FaultLog().run)
+        self.assertEqual(pruned, [fine])
+        self.assertIn(f"Pruning {broken} (row {broken.pk}", logs.output[0])
+        self.assertTrue(Process.objects.filter(pk=broken.pk).exists())
 
     def test_a_process_younger_than_the_threshold_is_kept(self) -> None:
         process = register("w")
         silence(process, timedelta(seconds=30))
-        self.assertEqual(Process.objects.prune(60), 0)
-        self.assertEqual(Process.objects.prune(10), 1)
+        self.assertEqual(len(Process.objects.prune(60)), 0)
+        self.assertEqual(len(Process.objects.prune(10)), 1)
 
     def test_a_pruned_claim_is_retried_when_its_policy_allows(self) -> None:
         """A crash is a failure like any other: the retry policy applies."""
