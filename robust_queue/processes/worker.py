@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from .. import conf, statistics
+from .. import statistics
 from ..config import WorkerConfig
 from ..deadlocks import lock_conflict, retry_on_lock_conflict
 from ..finalizing import record_failure
@@ -23,6 +23,7 @@ from .listener import Listener
 from .memory import rss_mib
 from .outage import FailureGate
 from .pool import Pool
+from .retirement import Retirement
 from .selector import Plan, QueueSelector
 from .watchdog import Watch, Watchdog
 
@@ -47,10 +48,8 @@ class Worker(Runnable):
         self.claimed_count = 0
         # (thread, result id) of bodies that ignored their interrupt.
         self._stuck: list[tuple[threading.Thread, str]] = []
-        # Why this worker must be replaced (a body ignored its interrupt),
-        # set by the watchdog; by when its other jobs must have finished.
-        self._retiring: str | None = None
-        self._retire_by = float("inf")
+        # Set by the watchdog when a body ignored its interrupt.
+        self.retirement = Retirement(self.name)
         self._last_pause = 0.0
         self._statistics_failures = FailureGate(None, "Statistics flush")
         # The last claim plan, for threads that claim for themselves.
@@ -105,7 +104,7 @@ class Worker(Runnable):
         assert self.pool is not None and self.process is not None
         self._give_back_claims_in_doubt()
         if self._recycling():
-            if self.pool.live() == 0 or self._retirement_overdue():
+            if self.pool.live() == 0 or self.retirement.overdue(self.pool.live()):
                 self.stopping = True
                 return 0
             # Its other jobs may run for long (retire_timeout): keep
@@ -183,7 +182,7 @@ class Worker(Runnable):
         )
 
     def _keeps_claiming(self) -> bool:
-        return not self.stopping and self.recycled is None and self._retiring is None
+        return not self.stopping and self.recycled is None and self.retirement.reason is None
 
     def _notified(self) -> None:
         """A job became ready (PostgreSQL's NOTIFY, the watch elsewhere): poll
@@ -194,8 +193,8 @@ class Worker(Runnable):
     def _recycling(self) -> bool:
         """Whether this worker makes way for a fresh one (it says so once)."""
         assert self.pool is not None
-        if self.recycled is None and self._retiring is not None:
-            self.recycled = self._retiring  # _hung() said so
+        if self.recycled is None and self.retirement.reason is not None:
+            self.recycled = self.retirement.reason  # _hung() said so
         if self.recycled is None:
             self.recycled = self._recycle_reason()
             if self.recycled is not None:
@@ -263,21 +262,7 @@ class Worker(Runnable):
         self._stuck += [
             (t, watch.result_id) for t in threading.enumerate() if t.ident == watch.thread_id
         ]
-        timeout = conf.get(conf.RETIRE_TIMEOUT)
-        logger.error(
-            "%s: job %s did not stop %ss after it was interrupted (blocked "
-            "outside Python?); this worker records its failure and exits "
-            "once its %d other running job(s) have finished (at most %gs; it "
-            "claims nothing meanwhile), to be replaced",
-            self.name,
-            watch.result_id,
-            conf.get(conf.INTERRUPT_GRACE_PERIOD),
-            self.pool.live(),
-            timeout,
-        )
-        if self._retiring is None:
-            self._retire_by = time.monotonic() + timeout
-            self._retiring = f"job {watch.result_id} ignored its interrupt"
+        self.retirement.begin(watch.result_id, self.pool.live())
         self.wakeup.wake()
         claimed = (
             ClaimedExecution.objects.using(self.using)
@@ -290,22 +275,6 @@ class Worker(Runnable):
         error = watch.stop_error()
         retry_in = None if watch.cancelled else claimed.job.retry_in(error)
         record_failure(claimed, error_record(error), retry_in)
-
-    def _retirement_overdue(self) -> bool:
-        """Whether a worker waiting to be replaced has waited for its other
-        jobs past retire_timeout: it then stops as on TERM (they get the
-        shutdown timeout, then go back to ready and run again)."""
-        if time.monotonic() < self._retire_by:
-            return False
-        assert self.pool is not None
-        logger.warning(
-            "%s: %d job(s) still run %gs after this worker began to retire "
-            "(retire_timeout); it stops as on TERM",
-            self.name,
-            self.pool.live(),
-            conf.get(conf.RETIRE_TIMEOUT),
-        )
-        return True
 
     def stuck_threads(self) -> list[str]:
         return [f"{t.name} (job {result_id})" for t, result_id in self._stuck if t.is_alive()]
