@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection
 from django.test import TransactionTestCase
 
+from robust_queue import signals
 from robust_queue.config import WorkerConfig
 from robust_queue.models import ClaimedExecution, Job, Process, ReadyExecution
 from robust_queue.processes.listener import Listener
@@ -78,8 +79,17 @@ class WorkerLoopTests(TransactionTestCase):
         quiet, _ = self.start(listen=False)
         wait_until(lambda: Process.objects.filter(kind="worker").exists(), timeout=30)
         self.assertIsNone(quiet.listener)
+        booted: list[object] = []
+
+        def on_started(runnable: object, **kwargs: Any) -> None:
+            booted.append(runnable)
+
+        # Registered is not booted: the listener starts in boot(), after
+        # the row exists (a loaded machine once read it in between).
+        signals.process_started.connect(on_started, weak=False)
+        self.addCleanup(signals.process_started.disconnect, on_started)
         listening, _ = self.start()
-        wait_until(lambda: Process.objects.filter(kind="worker").count() == 2, timeout=30)
+        wait_until(lambda: listening in booted, timeout=30)
         # An in-memory SQLite database has no listener to run.
         self.assertEqual(listening.listener is not None, Listener.is_supported("default"))
 
