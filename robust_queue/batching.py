@@ -6,10 +6,21 @@ they never hold many locks, nor one lock for long.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.db.models import QuerySet
+
+logger = logging.getLogger(__name__)
+
+# A pass over at least this many rows says what it does and how far it got.
+LARGE = 10_000
+# A long pass reports its progress at most this often (seconds).
+PROGRESS_EVERY = 10.0
+
+Report = Callable[..., object]
 
 
 def drain(batch: Callable[[], int], size: int) -> int:
@@ -18,12 +29,86 @@ def drain(batch: Callable[[], int], size: int) -> int:
     ``batch`` does one batch (typically one transaction) of at most
     ``size`` rows and returns how many it handled.
     """
-    total = 0
+    return sum(each_batch(batch, size))
+
+
+def each_batch(batch: Callable[[], int], size: int) -> Iterator[int]:
+    """``drain()`` a step at a time: yields what each batch handled.
+
+    Nothing is held between two steps (each batch is its own
+    transaction), so the caller may stop after any and resume later.
+    """
     while True:
         handled = batch()
-        total += handled
+        yield handled
         if handled < size:
-            return total
+            return
+
+
+class Progress:
+    """What a long pass does, how far it got and what it did, in the log
+    (or ``report``, called like ``logger.info``).
+
+    A pass over ``LARGE`` rows or more (``total``, when it was counted, or
+    once it has done that many) says so and logs its progress at most
+    every ``every`` s; a smaller one logs only its summary, and only if
+    it did something and ``summary`` is set (routine upkeep every minute
+    is not news).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        total: int | None = None,
+        *,
+        report: Report | None = None,
+        summary: bool = True,
+        every: float = PROGRESS_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.what, self.total, self.done = what, total, 0
+        self.report: Report = report or logger.info
+        self.summary, self.every, self.clock = summary, every, clock
+        self._started = self._reported = clock()
+        if self.large:
+            self.report("Clearing %d %s, in batches", total, what)
+
+    @property
+    def large(self) -> bool:
+        return max(self.total or 0, self.done) >= LARGE
+
+    def track(self, steps: Iterable[int]) -> Iterator[int]:
+        """``steps`` (rows per batch), counted; the summary once they end,
+        or where they stopped if the caller gave up on them."""
+        try:
+            for handled in steps:
+                self.add(handled)
+                yield handled
+        except GeneratorExit:
+            if self.large:
+                self.report("Clearing %s stopped after %d row(s)", self.what, self.done)
+            raise
+        self.finish()
+
+    def add(self, handled: int) -> None:
+        self.done += handled
+        now = self.clock()
+        if self.large and now - self._reported >= self.every:
+            self._reported = now
+            rate = self.done / max(now - self._started, 1e-9)
+            if self.total is None:
+                self.report("Clearing %s: %d so far, %.0f/s", self.what, self.done, rate)
+                return
+            share = 100.0 * self.done / max(self.total, 1)
+            self.report(
+                "Clearing %s: %d of %d done (%.0f%%), %.0f/s",
+                *(self.what, self.done, self.total, share, rate),
+            )
+
+    def finish(self) -> None:
+        if self.large or (self.summary and self.done):
+            took = self.clock() - self._started
+            self.report("Cleared %d %s in %.1f s", self.done, self.what, took)
 
 
 def id_batches(rows: QuerySet[Any], size: int) -> Iterator[list[int]]:

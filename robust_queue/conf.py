@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from difflib import get_close_matches
 from datetime import timedelta
+from difflib import get_close_matches
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
@@ -64,6 +64,8 @@ PROCESS_HEARTBEAT_INTERVAL = Key("process_heartbeat_interval", 60.0, seconds)
 PROCESS_ALIVE_THRESHOLD = Key("process_alive_threshold", 300.0, seconds)
 SHUTDOWN_TIMEOUT = Key("shutdown_timeout", 5.0, seconds)
 MAINTENANCE_INTERVAL = Key("maintenance_interval", 60.0, seconds)
+# How long one supervisor tick may spend on retention; a pass resumes.
+MAINTENANCE_BUDGET = Key("maintenance_budget", 0.5, positive_seconds)
 SUPERVISOR_PIDFILE = Key("supervisor_pidfile", None, optional(text))
 HOOKS: Key[Any] = Key("hooks", {}, as_is)
 # None: the database of the first Robust Queue alias.

@@ -88,11 +88,13 @@ class SupervisorConfig:
     alive_threshold: float = conf.PROCESS_ALIVE_THRESHOLD.default
     shutdown_timeout: float = conf.SHUTDOWN_TIMEOUT.default
     maintenance_interval: float = conf.MAINTENANCE_INTERVAL.default
+    maintenance_budget: float = conf.MAINTENANCE_BUDGET.default
     pidfile: str | None = conf.SUPERVISOR_PIDFILE.default
     database: str = conf.DEFAULT_DATABASE
 
     def validate(self) -> list[str]:
         errors = _positive(self, "heartbeat_interval", "alive_threshold", "maintenance_interval")
+        errors += self._budget_problems()
         if self.shutdown_timeout < 0:
             errors.append(f"shutdown_timeout must be >= 0, not {self.shutdown_timeout!r}")
         if self.mode not in MODES:
@@ -118,6 +120,15 @@ class SupervisorConfig:
             )
         return errors
 
+    def _budget_problems(self) -> list[str]:
+        errors = _positive(self, "maintenance_budget")
+        if not errors and self.maintenance_budget > self.heartbeat_interval:
+            errors.append(
+                "maintenance_budget must not be longer than "
+                "process_heartbeat_interval, or the supervisor's heartbeat waits on it"
+            )
+        return errors
+
     def only(self, role: str) -> SupervisorConfig:
         """This configuration with only workers or only dispatchers."""
         if role == "work":
@@ -140,6 +151,7 @@ class SupervisorConfig:
             alive_threshold=conf.get(conf.PROCESS_ALIVE_THRESHOLD),
             shutdown_timeout=conf.get(conf.SHUTDOWN_TIMEOUT),
             maintenance_interval=conf.get(conf.MAINTENANCE_INTERVAL),
+            maintenance_budget=conf.get(conf.MAINTENANCE_BUDGET),
             pidfile=conf.get(conf.SUPERVISOR_PIDFILE),
             database=conf.queue_database(),
         )

@@ -4,22 +4,24 @@ in small batches.
 Each batch is its own short transaction, so clearing never holds locks
 that claimers wait on for long. Only finished jobs and failed jobs (whose
 failed execution is locked first, so a concurrent retry wins) are ever
-deleted: cleanup never deletes unfinished work.
+deleted: cleanup never deletes unfinished work. Every pass also runs a
+batch per step (``*_in_steps``), so that the supervisor can spread one
+over many ticks; a large one logs what it does and its progress.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
+from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
 
 from . import conf, registry, task_retention
-from .batching import drain
+from .batching import Progress, Report, each_batch
 from .deadlocks import retry_on_lock_conflict
 from .models import (
     Batch,
@@ -34,8 +36,6 @@ from .models import (
 from .models.clock import DatabaseNow
 from .models.locking import delete_by_pk, lock_by_pk
 from .task_retention import TaskRetention
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 500
 
@@ -74,21 +74,52 @@ class Retention:
             task_path=task_path,
         )
 
-    def clear(self, using: str, *, dry_run: bool = False) -> dict[str, int]:
-        """Clear (or with ``dry_run`` count) what this retention covers."""
+    def clear(
+        self, using: str, *, dry_run: bool = False, report: Report | None = None
+    ) -> dict[str, int]:
+        """Clear (or with ``dry_run`` count) what this retention covers;
+        a large pass logs its progress (or tells ``report``)."""
+        if dry_run:
+            return self._count(using)
         counts = {"finished": 0, "failed": 0}
+        for kind, handled in self.steps(using, report=report):
+            counts[kind] += handled
+        return counts
+
+    def steps(self, using: str, *, report: Report | None = None) -> Iterator[tuple[str, int]]:
+        """``clear()`` a batch at a time: yields ("finished" or "failed",
+        rows) after each batch, so that the caller may stop between any
+        two (the supervisor's housekeeping resumes on its next tick)."""
         if self.finished_older_than is not None:
             jobs = self._finished(using)
-            counts["finished"] = jobs.count() if dry_run else self._clear_finished(jobs)
+            batch = partial(self._clear_finished_batch, jobs)
+            yield from self._tracked("finished", self.finished_older_than, jobs, batch, report)
         if self.failed_older_than is not None:
-            failed = self._failed(using)
-            counts["failed"] = failed.count() if dry_run else self._clear_failed(failed)
-        if not dry_run and any(counts.values()):
-            logger.info(
-                "Cleared %d finished and %d failed job(s)",
-                counts["finished"],
-                counts["failed"],
-            )
+            rows = self._failed(using)
+            batch = partial(self._clear_failed_retrying, rows)
+            yield from self._tracked("failed", self.failed_older_than, rows, batch, report)
+
+    def _tracked(
+        self,
+        kind: str,
+        older_than: timedelta,
+        rows: QuerySet[Any],
+        batch: Callable[[], int],
+        report: Report | None,
+    ) -> Iterator[tuple[str, int]]:
+        of_task = f" of {self.task_path}" if self.task_path else ""
+        what = f"{kind} job(s) older than {older_than}{of_task}"
+        # A caller that reports itself prints its own total at the end.
+        progress = Progress(what, rows.count(), report=report, summary=report is None)
+        for handled in progress.track(each_batch(batch, self.batch_size)):
+            yield kind, handled
+
+    def _count(self, using: str) -> dict[str, int]:
+        counts = {"finished": 0, "failed": 0}
+        if self.finished_older_than is not None:
+            counts["finished"] = self._finished(using).count()
+        if self.failed_older_than is not None:
+            counts["failed"] = self._failed(using).count()
         return counts
 
     def _finished(self, using: str) -> QuerySet[Job]:
@@ -107,11 +138,6 @@ class Retention:
             rows = rows.exclude(job__task_path__in=self.failed_excluded)
         return rows.filter(job__task_path=self.task_path) if self.task_path else rows
 
-    def _clear_finished(self, jobs: QuerySet[Job]) -> int:
-        # A finished job never moves again: no lock is needed, and it has
-        # no execution row (the database's foreign keys make sure).
-        return drain(lambda: self._clear_finished_batch(jobs), self.batch_size)
-
     def _clear_finished_batch(self, jobs: QuerySet[Job]) -> int:
         pks = list(jobs.order_by("pk").values_list("pk", flat=True)[: self.batch_size])
         if pks:
@@ -120,12 +146,9 @@ class Retention:
             )
         return len(pks)
 
-    def _clear_failed(self, rows: QuerySet[FailedExecution]) -> int:
+    def _clear_failed_retrying(self, rows: QuerySet[FailedExecution]) -> int:
         batch = partial(self._clear_failed_batch, rows)
-        return drain(
-            lambda: retry_on_lock_conflict(batch, using=rows.db, what="Retention"),
-            self.batch_size,
-        )
+        return retry_on_lock_conflict(batch, using=rows.db, what="Retention")
 
     def _clear_failed_batch(self, rows: QuerySet[FailedExecution]) -> int:
         # The failed execution first (a concurrent retry that holds it
@@ -153,16 +176,7 @@ def clear_statistics(
 
     The running totals (what Prometheus counters read) are never cleared.
     """
-    cutoff = DatabaseNow() - older_than
-    old = Statistic.objects.using(using).minutes().filter(minute__lt=cutoff)
-
-    def batch() -> int:
-        pks = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
-        if pks:
-            Statistic.objects.using(using).filter(pk__in=pks).delete()
-        return len(pks)
-
-    return drain(batch, batch_size)
+    return sum(Statistic.objects.using(using).clear_minutes_in_steps(older_than, batch_size))
 
 
 def task_retentions() -> dict[str, TaskRetention]:
@@ -179,23 +193,43 @@ def task_retentions() -> dict[str, TaskRetention]:
 
 
 def clear_expired(using: str | None = None) -> dict[str, int]:
-    """Apply the configured retention (built-in maintenance calls this):
+    """Apply the configured retention (``clear_expired_in_steps``) at once;
+    the rows cleared: finished and failed jobs, statistics."""
+    counts = {"finished": 0, "failed": 0, "statistics": 0}
+    for kind, handled in clear_expired_in_steps(using):
+        if kind in counts:
+            counts[kind] += handled
+    return counts
+
+
+def clear_expired_in_steps(using: str | None = None) -> Iterator[tuple[str, int]]:
+    """Apply the configured retention a batch at a time, yielding (what,
+    rows) after each (the supervisor's housekeeping runs a few per tick):
     each task with its own by its own cutoffs, the global one for the
-    rest; then clear old statistics, complete batches as old as finished
-    jobs, the unique keys of jobs that are gone and idle rate limit
-    windows."""
+    rest; then old statistics, complete batches as old as finished jobs,
+    the unique keys of jobs that are gone and idle rate limit windows."""
     using = using or conf.queue_database()
     own = task_retentions()
-    counts = Retention.from_settings(own).clear(using)
+    yield from Retention.from_settings(own).steps(using)
     for task_path, kept in own.items():
-        for name, count in Retention.of_task(task_path, kept).clear(using).items():
-            counts[name] += count
-    counts["statistics"] = clear_statistics(using, conf.get(conf.STATISTICS_RETENTION))
+        yield from Retention.of_task(task_path, kept).steps(using)
+    older = conf.get(conf.STATISTICS_RETENTION)
+    minutes = Statistic.objects.using(using).clear_minutes_in_steps(older, DEFAULT_BATCH_SIZE)
+    yield from _tracked("statistics", "old statistics row(s)", minutes)
     # Complete batches are kept as long as finished jobs.
-    Batch.objects.using(using).clear_completed_in_batches(conf.get(conf.CLEAR_FINISHED_JOBS_AFTER))
-    UniqueKey.objects.using(using).clear_orphaned_in_batches()
-    RateLimit.objects.using(using).clear_idle_in_batches()
-    return counts
+    older = conf.get(conf.CLEAR_FINISHED_JOBS_AFTER)
+    batches = Batch.objects.using(using).clear_completed_in_steps(older)
+    yield from _tracked("batches", "complete batch(es)", batches)
+    keys = UniqueKey.objects.using(using).clear_orphaned_in_steps()
+    yield from _tracked("unique keys", "unique key(s) of jobs that are gone", keys)
+    limits = RateLimit.objects.using(using).clear_idle_in_steps()
+    yield from _tracked("rate limits", "idle rate limit window(s)", limits)
+
+
+def _tracked(kind: str, what: str, steps: Iterator[int]) -> Iterator[tuple[str, int]]:
+    # Not counted first: routine upkeep, and a count could cost a scan.
+    progress = Progress(what, summary=False)
+    return ((kind, handled) for handled in progress.track(steps))
 
 
 def _duration(kept: timedelta | str | None) -> timedelta | None:

@@ -29,7 +29,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from .. import batch_scope, registry
-from ..batching import drain
+from ..batching import each_batch
 from ..exceptions import BatchError, UnknownTaskError
 from ..opaque import opaque_id
 from .clock import DatabaseNow, database_now
@@ -111,6 +111,12 @@ class BatchQuerySet(models.QuerySet["Batch"]):
     ) -> int:
         """Delete batches completed more than ``older_than`` ago (by the
         database's clock) with their member rows; return how many."""
+        return sum(self.clear_completed_in_steps(older_than, batch_size))
+
+    def clear_completed_in_steps(
+        self, older_than: timedelta, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> Iterator[int]:
+        """``clear_completed_in_batches`` a batch (one transaction) per step."""
         old = self.filter(completed_at__lt=DatabaseNow() - older_than)
 
         def batch() -> int:
@@ -121,7 +127,7 @@ class BatchQuerySet(models.QuerySet["Batch"]):
                     Batch.objects.using(self.db).filter(pk__in=pks).delete()
             return len(pks)
 
-        return drain(batch, batch_size)
+        return each_batch(batch, batch_size)
 
     def _complete_batch(self, batch_size: int) -> int:
         members = BatchMember.objects.using(self.db)

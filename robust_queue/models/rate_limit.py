@@ -13,14 +13,14 @@ rate-limited or not, are untouched by a hot key.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from django.apps import apps
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..batching import drain
+from ..batching import each_batch
 from ..rate_limits import WAITING_PREFIX, Rate, limit_for
 from .clock import DatabaseNow, database_now
 from .job_state import JobState, execution_manager
@@ -159,6 +159,10 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
 
     def clear_idle_in_batches(self, batch_size: int = 500) -> int:
         """Delete keys that have nothing waiting and whose window ended."""
+        return sum(self.clear_idle_in_steps(batch_size))
+
+    def clear_idle_in_steps(self, batch_size: int = 500) -> Iterator[int]:
+        """``clear_idle_in_batches`` a batch (one transaction) per step."""
         idle = self.filter(next_release__isnull=True, window_end__lt=DatabaseNow())
 
         def batch() -> int:
@@ -168,7 +172,7 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
                 idle.filter(pk__in=pks).delete()
             return len(pks)
 
-        return drain(batch, batch_size)
+        return each_batch(batch, batch_size)
 
 
 def _save_next_release(row: RateLimit, rate: Rate | None, waiting: bool, now: dt.datetime) -> None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 
 from django.db import connections, models, transaction
 
+from ..batching import each_batch
+from .clock import DatabaseNow
 from .sql import Statement, dialect_for
 
 # Upper bounds (seconds) of the histogram buckets, roughly log-spaced
@@ -94,6 +96,19 @@ class StatisticQuerySet(models.QuerySet["Statistic"]):
     def totals(self) -> StatisticQuerySet:
         """One running-total row per (queue, task)."""
         return self.filter(minute=TOTALS_MINUTE)
+
+    def clear_minutes_in_steps(self, older_than: dt.timedelta, batch_size: int) -> Iterator[int]:
+        """Delete the per-minute rows older than ``older_than`` (by the
+        database's clock), a batch per step; never the running totals."""
+        old = self.minutes().filter(minute__lt=DatabaseNow() - older_than)
+
+        def batch() -> int:
+            pks = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
+            if pks:
+                self.filter(pk__in=pks).delete()
+            return len(pks)
+
+        return each_batch(batch, batch_size)
 
 
 class Statistic(models.Model):

@@ -10,14 +10,14 @@ are cleared by maintenance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import partial
 
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..batching import drain
+from ..batching import each_batch
 from ..unique_claims import UniqueClaim
 from .clock import database_now
 from .job import Job
@@ -135,7 +135,11 @@ class UniqueKeyQuerySet(models.QuerySet["UniqueKey"]):
 
         A key being taken over meanwhile is locked and skipped.
         """
-        return drain(partial(self._clear_orphaned_batch, batch_size), batch_size)
+        return sum(self.clear_orphaned_in_steps(batch_size))
+
+    def clear_orphaned_in_steps(self, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[int]:
+        """``clear_orphaned_in_batches`` a batch (one transaction) per step."""
+        return each_batch(partial(self._clear_orphaned_batch, batch_size), batch_size)
 
     def _clear_orphaned_batch(self, batch_size: int) -> int:
         with transaction.atomic(using=self.db):

@@ -22,6 +22,7 @@ from .banner import banner
 from .base import Runnable
 from .children import Child, ForkedChild, Role, ThreadChild
 from .dispatcher import Dispatcher
+from .housekeeping import Housekeeping
 from .lock_wait import bounded_lock_wait
 from .pidfile import Pidfile
 from .registration import Heartbeat
@@ -37,6 +38,8 @@ KILLED = "did not stop within the shutdown timeout and was killed"
 KILL_GRACE = 5.0
 # How often the supervisor reaps, replaces and maintains.
 TICK = 0.5
+# The pause between two slices of an unfinished retention pass.
+BUSY_TICK = 0.05
 # How often shutdown says what it waits for.
 PROGRESS_EVERY = 1.0
 # The longest the supervisor waits for a row lock (lock_wait.py).
@@ -62,7 +65,12 @@ class Supervisor(Runnable):
         settle = config.heartbeat_interval + config.shutdown_timeout + KILL_GRACE
         self.orphans = maintenance.OrphanSweep(config.database, settle)
         self.stuck = StuckChildren(config.database, settle, config.alive_threshold)
-        self._pruned_at = self._cleared_at = time.monotonic()
+        self._pruned_at = time.monotonic()
+        self.housekeeping = Housekeeping(
+            partial(retention.clear_expired_in_steps, config.database),
+            interval=config.maintenance_interval,
+            budget=config.maintenance_budget,
+        )
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -97,9 +105,12 @@ class Supervisor(Runnable):
         # Runnable retries this after a database error: the children keep
         # running (they retry too) and maintenance resumes on the next tick.
         self._tick()
-        return TICK
+        # An unfinished retention pass goes on after a breath, as the
+        # dispatcher loops while its batches are full.
+        return BUSY_TICK if self.housekeeping.running else TICK
 
     def shutdown(self) -> None:
+        self.housekeeping.stop()
         self._stop_children()
 
     def lost_registration(self) -> None:
@@ -163,9 +174,9 @@ class Supervisor(Runnable):
         if now - self._pruned_at >= self.config.heartbeat_interval:
             self._pruned_at = now
             self._prune()
-        if now - self._cleared_at >= self.config.maintenance_interval:
-            self._cleared_at = now
-            retention.clear_expired(self.using)
+        # A slice of the retention pass: a long one resumes next tick, and
+        # a signal received meanwhile ends the slice after its batch.
+        self.housekeeping.run(interrupted=lambda: bool(self.signals.pending))
 
     def _reap(self) -> None:
         for child in list(self.children):

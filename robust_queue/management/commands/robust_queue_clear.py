@@ -30,7 +30,8 @@ def duration(value: str) -> timedelta:
 class Command(BaseCommand):
     help = (
         "Delete finished jobs (and, if asked, failed jobs) older than a "
-        "cutoff, in small batches. Unfinished work is never deleted."
+        "cutoff, in small batches, reporting the progress of a large "
+        "clear. Unfinished work is never deleted."
     )
 
     def get_version(self) -> str:
@@ -69,11 +70,17 @@ class Command(BaseCommand):
         using = database_option(options["database"])
         if options["task"] is not None:
             _require_known_task(options["task"], using)
-        counts = retention.clear(using, dry_run=options["dry_run"])
+        self.verbosity = options["verbosity"]
+        counts = retention.clear(using, dry_run=options["dry_run"], report=self._report)
         verb = "Would delete" if options["dry_run"] else "Deleted"
         self.stdout.write(
             f"{verb} {counts['finished']} finished and {counts['failed']} failed job(s)."
         )
+
+    def _report(self, message: str, *args: object) -> None:
+        # A large clear says what it does and how far it got (batching.py).
+        if self.verbosity >= 1:
+            self.stdout.write(message % args)
 
 
 def _require_known_task(task_path: str, using: str) -> None:

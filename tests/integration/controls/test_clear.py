@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 from io import StringIO
+from unittest import mock
 
 from django.core.management import CommandError, call_command
 from django.test import TestCase, override_settings
 from django.utils import timezone
 
-from robust_queue import retention
+from robust_queue import batching, retention
 from robust_queue.management.commands.robust_queue import SUBCOMMANDS
 from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
 from robust_queue.models import FailedExecution, Job, ScheduledExecution
@@ -90,6 +91,32 @@ class ClearTests(TestCase):
         self.assertEqual(
             retention.clear_expired("default"), {"finished": 0, "failed": 0, "statistics": 0}
         )
+
+    def test_a_large_clear_says_what_it_does_and_what_it_did(self) -> None:
+        """(Large here means 2 rows or more.) ``-v 0`` keeps it quiet."""
+        with mock.patch.object(batching, "LARGE", 2):
+            quiet = self.clear("--older-than", "1d", "--dry-run", "-v", "0")
+            output = self.clear("--older-than", "1d", "--batch-size", "2")
+        self.assertEqual(quiet, "Would delete 6 finished and 0 failed job(s).\n")
+        lines = output.splitlines()
+        self.assertEqual(
+            lines[0], "Clearing 6 finished job(s) older than 1 day, 0:00:00, in batches"
+        )
+        self.assertRegex(lines[-2], r"^Cleared 6 finished job\(s\) older than 1 day, 0:00:00 in ")
+        self.assertEqual(lines[-1], "Deleted 6 finished and 0 failed job(s).")
+
+    def test_a_large_retention_pass_logs_its_progress(self) -> None:
+        with (
+            mock.patch.object(batching, "LARGE", 2),
+            self.assertLogs("robust_queue.batching", "INFO") as logs,
+        ):
+            retention.clear_expired("default")
+        self.assertEqual(
+            logs.output[0],
+            "INFO:robust_queue.batching:Clearing 6 finished job(s) older than "
+            "1 day, 0:00:00, in batches",
+        )
+        self.assertRegex(logs.output[-1], "Cleared 6 finished job\\(s\\) older than 1 day")
 
     def test_bad_options_are_rejected(self) -> None:
         with self.assertRaises(CommandError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from itertools import count
@@ -28,6 +28,7 @@ from robust_queue.processes import maintenance
 from robust_queue.processes import supervisor as supervisor_module
 from robust_queue.processes.children import Child, Role
 from robust_queue.processes.supervisor import KILLED, Supervisor
+from robust_queue.retention import Retention
 from testproject import (
     control_tasks,  # noqa: F401 - declares recurring ticks
     tasks,
@@ -309,9 +310,53 @@ class MaintenanceTests(SupervisorLoopTestCase):
         Job.objects.update(finished_at=timezone.now() - timedelta(days=2))
         supervisor._tick()
         self.assertEqual(Job.objects.count(), 1, "not due yet")
-        supervisor._cleared_at -= supervisor.config.maintenance_interval
+        supervisor.housekeeping.started_at -= supervisor.config.maintenance_interval
         supervisor._tick()
         self.assertEqual(Job.objects.count(), 0)
+
+    def test_a_signal_ends_a_retention_slice_after_its_batch(self) -> None:
+        """TERM waits for no more than the batch under way: the slice
+        ends, and the next tick stops the supervisor."""
+        supervisor = self.boot()
+        batches: list[int] = []
+
+        def endless() -> Iterator[int]:
+            while True:
+                batches.append(1)
+                if len(batches) == 2:
+                    supervisor.signals.pending.append(signal.SIGTERM)
+                yield 1
+
+        supervisor.housekeeping.start = endless
+        supervisor.housekeeping.budget = 60
+        supervisor.housekeeping.started_at -= supervisor.config.maintenance_interval
+        self.assertEqual(supervisor.run_once(), supervisor_module.BUSY_TICK)
+        self.assertEqual(len(batches), 2)
+        supervisor._tick()
+        self.assertIs(supervisor.stopping, True)
+        self.assertEqual(len(batches), 2)
+
+    def test_a_long_pass_resumes_on_the_next_tick(self) -> None:
+        """Each tick clears one budget's worth (here one batch of two old
+        jobs); the loop comes back at once while the pass is unfinished."""
+        for value in range(5):
+            tasks.add.enqueue(value, 1)
+        work_off()
+        Job.objects.update(finished_at=timezone.now() - timedelta(days=2))
+        supervisor = self.boot()
+        # Spent by any step: one batch per tick.
+        supervisor.housekeeping.budget = 0
+        supervisor.housekeeping.started_at -= supervisor.config.maintenance_interval
+        small = Retention(finished_older_than=timedelta(days=1), batch_size=2)
+        with mock.patch.object(Retention, "from_settings", return_value=small):
+            self.assertEqual(supervisor.run_once(), supervisor_module.BUSY_TICK)
+            self.assertEqual(Job.objects.count(), 3)
+            supervisor.run_once()
+            self.assertEqual(Job.objects.count(), 1)
+            while supervisor.run_once() == supervisor_module.BUSY_TICK:
+                pass
+        self.assertEqual(Job.objects.count(), 0)
+        self.assertEqual(supervisor.run_once(), supervisor_module.TICK)
 
     def test_nothing_is_maintained_while_stopping(self) -> None:
         supervisor = self.boot()
@@ -319,7 +364,7 @@ class MaintenanceTests(SupervisorLoopTestCase):
         work_off()
         Job.objects.update(finished_at=timezone.now() - timedelta(days=2))
         supervisor.stopping = True
-        supervisor._cleared_at -= supervisor.config.maintenance_interval
+        supervisor.housekeeping.started_at -= supervisor.config.maintenance_interval
         supervisor._tick()
         self.assertEqual(Job.objects.count(), 1)
 
