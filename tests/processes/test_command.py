@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from unittest import skipUnless
 
@@ -131,6 +132,26 @@ class CommandTests(TransactionTestCase):
         )
         Queue("default").resume()
         wait_until(lambda: finished(held.id), timeout=30)
+
+    def test_a_pause_is_in_force_when_it_returns(self) -> None:
+        """The worker's list of pauses is cached for a second; the claim
+        itself checks the pause table. Jobs enqueued right after
+        ``pause()`` returned stay ready, even for a worker that read its
+        pauses just before: the job of another queue enqueued after them
+        finishing proves a poll that saw them."""
+        Supervisor(self)
+        warm = tasks.add.using(queue_name="other").enqueue(0, 0)
+        wait_until(lambda: finished(warm.id), timeout=30)
+        for round_ in range(3):
+            Queue("default").pause()
+            held = [tasks.add.enqueue(round_, i) for i in range(5)]
+            after = tasks.add.using(queue_name="other").enqueue(round_, 0)
+            wait_until(partial(finished, after.id), timeout=30)
+            statuses = [tasks.add.get_result(r.id).status for r in held]
+            self.assertEqual(statuses, ["READY"] * 5, f"round {round_}")
+            Queue("default").resume()
+            for result in held:
+                wait_until(partial(finished, result.id), timeout=30)
 
     def test_lifecycle_hooks_run_in_every_process(self) -> None:
         log = Path(tempfile.mkdtemp()) / "hooks.log"

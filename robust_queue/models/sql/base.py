@@ -155,9 +155,12 @@ class Dialect(Statements):
         self, queue_name: str | None, excluded: Sequence[str], paused_tasks: Sequence[str] | None
     ) -> Statement:
         """The claim's WHERE clause: the queues (``queue_filter``) and the
-        guard against paused tasks (``task_pause_filter``)."""
+        guards against paused queues and tasks (``queue_pause_filter``,
+        ``task_pause_filter``)."""
         where, params = queue_filter(queue_name, excluded)
-        return f"{where} AND {self.task_pause_filter(paused_tasks)}", params
+        paused, paused_params = self.queue_pause_filter(queue_name, excluded)
+        tasks = self.task_pause_filter(paused_tasks)
+        return f"{where} AND {paused} AND {tasks}", [*params, *paused_params]
 
     def take_claim(self, claim_id: int) -> bool:
         """Delete a claim; True only for the statement that removed it."""

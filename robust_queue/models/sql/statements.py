@@ -208,6 +208,23 @@ class Statements:
             f"ON {self._PAUSED_PATHS} WHERE j.id = {ready}.job_id)"
         )
 
+    def queue_pause_filter(self, queue_name: str | None, excluded: Sequence[str]) -> Statement:
+        """The claim's guard against paused queues, read in its snapshot.
+
+        A worker's list of pauses may be a second old, and ``Queue.pause()``
+        promises that no claim after it returns takes the queue's jobs. The
+        guard is one probe, not a check per row (which would change the
+        claim's plan): a pause of the named queue, or of any queue ``*``
+        does not already exclude, stops the whole claim until the worker
+        reads its pauses again.
+        """
+        probe = f"NOT EXISTS (SELECT 1 FROM {self.tables.pause} WHERE queue_name"
+        if queue_name is not None:
+            return f"{probe} = %s)", [queue_name]
+        if excluded:
+            return f"{probe} NOT IN ({marks(excluded)}))", list(excluded)
+        return f"NOT EXISTS (SELECT 1 FROM {self.tables.pause})", []
+
     def for_update(self) -> str:
         """The suffix that locks what a SELECT reads, where rows have locks."""
         return " FOR UPDATE" if self.connection.features.has_select_for_update else ""

@@ -18,6 +18,7 @@ _MODELS = {
     "job": "Job",
     "task_pause": "TaskPause",
     "queue_cap": "QueueCap",
+    "pause": "Pause",
 }
 
 
@@ -28,6 +29,7 @@ class Tables:
     job: str
     task_pause: str
     queue_cap: str
+    pause: str
 
 
 def tables_of(connection: BaseDatabaseWrapper) -> Tables:
