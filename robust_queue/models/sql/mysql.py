@@ -29,6 +29,7 @@ from datetime import datetime
 from threading import Event
 from typing import Any, ClassVar
 
+from django.db import DatabaseError
 from django.db.backends.utils import CursorWrapper
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
@@ -226,11 +227,18 @@ class MySQLDialect(Dialect):
             cursor.execute(sql)
 
     def _roll_back(self) -> None:
+        # A session that cannot roll back may still hold the transaction and
+        # its row locks; closing it makes the server roll back.
         try:
             self._execute("ROLLBACK")
+        except DatabaseError as exc:
+            # A lost session (killed, server restarted), which the caller's
+            # own error reports: one line, no traceback.
+            logger.warning(
+                "ROLLBACK failed (%s: %s); closing the connection", type(exc).__name__, exc
+            )
+            self.connection.close()
         except Exception:
-            # A session that cannot roll back may still hold the transaction
-            # and its row locks; closing it makes the server roll back.
             logger.warning("ROLLBACK failed; closing the connection", exc_info=True)
             self.connection.close()
 

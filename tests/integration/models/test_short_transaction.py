@@ -158,11 +158,22 @@ class ShortTransactionTests(TransactionTestCase):
             with connections["default"].cursor() as cursor:
                 cursor.execute("KILL CONNECTION %s", [session])
 
-        with self.assertRaisesMessage(ValueError, "body failed"):
+        with (
+            self.assertLogs("robust_queue.models.sql.mysql", "WARNING") as logs,
+            self.assertRaisesMessage(ValueError, "body failed"),
+        ):
             with dialect_for("default").transaction():
                 _insert_pause("lost")
                 run_in_threads([kill])
                 raise ValueError("body failed")
+        # One line per event, no traceback: the lost session is the cause.
+        [record] = logs.records
+        self.assertIsNone(record.exc_info)
+        self.assertRegex(
+            record.getMessage(),
+            r"^ROLLBACK failed \(OperationalError: .+\); closing the connection$",
+        )
+        self.assertNotIn("\n", record.getMessage())
         self.assertIsNone(connection.connection)
         self.assertEqual(_paused_seen_elsewhere(), [])
         _insert_pause("after")
