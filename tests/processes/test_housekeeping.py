@@ -22,9 +22,7 @@ from tests.helpers import wait_until
 
 from .support import FAST, Supervisor, elapsed_since
 
-# SQLite writes 500k rows as fast; fewer keep its single writer (shared
-# with the children's heartbeats) from making the test slow.
-OLD_JOBS = 100_000 if connection.vendor == "sqlite" else 500_000
+OLD_JOBS = 500_000
 COLUMNS = (
     "result_id, task_path, queue_name, priority, backend_alias, arguments, "
     "concurrency_key, rate_key, enqueued_at, started_at, last_attempted_at, "

@@ -110,6 +110,20 @@ class NumberTests(SimpleTestCase):
         self.assertTrue(any("longer than process_heartbeat_interval" in e for e in same))
         self.assertEqual(SupervisorConfig(heartbeat_interval=60, alive_threshold=61).validate(), [])
 
+    def test_the_maintenance_budget_is_positive_and_within_a_heartbeat(self) -> None:
+        """A slice of retention longer than a heartbeat interval would
+        make the supervisor's own heartbeat late."""
+        self.assertEqual(
+            SupervisorConfig(maintenance_budget=0).validate(),
+            ["SupervisorConfig.maintenance_budget must be > 0, not 0"],
+        )
+        too_long = SupervisorConfig(heartbeat_interval=1, maintenance_budget=2).validate()
+        self.assertEqual(len(too_long), 1)
+        self.assertIn("maintenance_budget must not be longer than", too_long[0])
+        self.assertEqual(
+            SupervisorConfig(heartbeat_interval=1, maintenance_budget=1).validate(), []
+        )
+
     def test_every_role_is_validated(self) -> None:
         config = SupervisorConfig(
             workers=(WorkerConfig(threads=0), WorkerConfig(processes=0)),
