@@ -149,7 +149,7 @@ def record_attempt(job: Job, *, using: str, outcome: str, at: dt.datetime | None
 
 
 def record_jobs(jobs: Iterable[tuple[str, str]], *, using: str, column: str) -> None:
-    """Count (queue, task) pairs in ``column`` (``retried``/``discarded``)
+    """Count (queue, task) pairs in ``column`` (``retried``/``discarded``/``released``)
     this minute, written at once: one upsert row per pair."""
     minute = minute_of(timezone.now())
     counts = Counter(jobs)

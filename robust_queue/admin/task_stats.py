@@ -37,6 +37,8 @@ class TaskFigures:
     retried: int = 0
     discarded: int = 0
     snoozed: int = 0
+    # Given back unfinished at a worker's stop: not an attempt's outcome.
+    released: int = 0
     wait: tuple[int, ...] = ()
     run: tuple[int, ...] = ()
 

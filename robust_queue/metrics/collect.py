@@ -57,6 +57,7 @@ _COUNTER_HELP = {
     "retried": "Failed attempts retried by a policy, and failed jobs retried by hand.",
     "discarded": "Unfinished jobs discarded, or cancelled before they ran.",
     "snoozed": "Attempts that ended in robust_queue.Snooze (run again later).",
+    "released": "Claimed jobs given back to ready unfinished (a worker's stop), to run again.",
 }
 
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from .. import conf, signals
 from ..attempt_history import ATTEMPT, WORKER_ID, stamped
 from ..exceptions import JobCancelledError, TaskTimeoutError
-from ..statistics import record_attempt
+from ..statistics import record_attempt, record_jobs
 from . import claims_in_doubt
 from .blocked_execution import BlockedExecution
 from .claims_in_doubt import Stamp, claiming
@@ -310,6 +310,9 @@ class ClaimedExecution(Execution):
                 )
         if taken is None:
             return self.fail_cancelled()
+        if taken:
+            # Neither an attempt's outcome nor a failure: its own counter.
+            record_jobs([(self.job.queue_name, self.job.task_path)], using=using, column="released")
         return taken
 
     def _release_slot(self, using: str) -> None:

@@ -42,7 +42,7 @@ BUCKET_BOUNDS: tuple[float, ...] = (
     1800.0,
 )
 BUCKETS = len(BUCKET_BOUNDS) + 1
-COUNTERS = ("finished", "failed", "retried", "discarded", "snoozed")
+COUNTERS = ("finished", "failed", "retried", "discarded", "snoozed", "released")
 WAIT_BUCKETS = tuple(f"wait_{i}" for i in range(BUCKETS))
 RUN_BUCKETS = tuple(f"run_{i}" for i in range(BUCKETS))
 SUMS = ("wait_seconds", "run_seconds")
@@ -120,6 +120,9 @@ class Statistic(models.Model):
     retried = models.BigIntegerField(default=0)
     discarded = models.BigIntegerField(default=0)
     snoozed = models.BigIntegerField(default=0)
+    # Claims given back to ready without an outcome (a worker's stop past
+    # shutdown_timeout, a claim whose answer was lost): they run again.
+    released = models.BigIntegerField(default=0, db_default=0)
     wait_seconds = models.FloatField(default=0.0)
     run_seconds = models.FloatField(default=0.0)
 

@@ -13,7 +13,14 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.compat import TaskResultStatus
-from robust_queue.models import ClaimedExecution, Job, Process, ProcessKind, ReadyExecution
+from robust_queue.models import (
+    ClaimedExecution,
+    Job,
+    Process,
+    ProcessKind,
+    ReadyExecution,
+    Statistic,
+)
 from testproject import control_tasks, tasks
 from testproject.models import LedgerEntry
 from tests.helpers import claim, wait_until
@@ -135,6 +142,9 @@ class SignalTests(TransactionTestCase):
         job = Job.objects.with_executions().get(result_id=result.id)
         self.assertEqual(job.state, "ready")
         self.assertEqual(job.errors, [])
+        # Counted: a run given back is no attempt's outcome, but it shows.
+        total = Statistic.objects.totals().get(task_path="testproject.tasks.sleep_for")
+        self.assertEqual((total.released, total.failed, total.finished), (1, 0, 0))
 
     def test_quit_stops_at_once_and_gives_jobs_back(self) -> None:
         robust_queue.enqueue_all([(tasks.sleep_for, (20,), {}) for _ in range(3)])

@@ -16,7 +16,7 @@ from robust_queue.management.commands.robust_queue import SUBCOMMANDS
 from robust_queue.management.commands.robust_queue_metrics import Command as MetricsCommand
 from robust_queue.metrics.collect import collect
 from robust_queue.metrics.exposition import render
-from robust_queue.models import Process, ProcessKind, ReadyExecution
+from robust_queue.models import ClaimedExecution, Process, ProcessKind, ReadyExecution
 from testproject import tasks
 from tests.helpers import claim, work_off
 
@@ -103,6 +103,16 @@ class MetricsContentTests(TestCase):
 
     def text(self) -> str:
         return render(collect("default"))
+
+    def test_released_claims_are_a_counter(self) -> None:
+        """Runs given back at a worker's stop (they run again) show."""
+        ClaimedExecution.objects.filter(job__queue_name="slow").release_all()
+        text = self.text()
+        released = (
+            'robust_queue_jobs_released_total{queue="slow",task="testproject.tasks.sleep_for"}'
+        )
+        self.assertEqual(sample(text, released), 1)
+        self.assertIn("# TYPE robust_queue_jobs_released_total counter", text)
 
     def test_jobs_by_state_and_queue(self) -> None:
         text = self.text()

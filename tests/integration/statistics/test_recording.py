@@ -91,6 +91,17 @@ class RecordingTests(TestCase):
         ClaimedExecution.objects.all().fail_all_with(ProcessExitError, "worker died")
         self.assertEqual(totals(TASK_ADD)["failed"], 1)
 
+    def test_a_claim_given_back_to_ready_counts_as_released(self) -> None:
+        """A worker's stop gives unfinished claims back: neither finished
+        nor failed, but counted, per minute and in the totals."""
+        tasks.add.enqueue(1, 2)
+        tasks.add.enqueue(3, 4)
+        claim()
+        self.assertEqual(ClaimedExecution.objects.all().release_all(), 2)
+        row = Statistic.objects.minutes().get(task_path=TASK_ADD)
+        self.assertEqual((row.released, row.finished, row.failed), (2, 0, 0))
+        self.assertEqual(Statistic.objects.totals().get(task_path=TASK_ADD).released, 2)
+
     def test_discarding_finished_jobs_is_not_counted(self) -> None:
         tasks.add.enqueue(1, 2)
         work_off()
