@@ -8,7 +8,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from functools import partial
 from pathlib import Path
 from unittest import skipUnless
@@ -16,7 +15,7 @@ from unittest import skipUnless
 from django.db import connection
 from django.test import TransactionTestCase
 
-from robust_queue.models import Job, Process, ProcessKind, Queue
+from robust_queue.models import Job, Queue
 from testproject import tasks
 from tests.helpers import wait_until
 
@@ -168,11 +167,22 @@ class CommandTests(TransactionTestCase):
             )
 
 
-def pickup_delays(count: int) -> list[float]:
+IDLE = " is idle: it polls every "
+# The worker logs IDLE at DEBUG each time it goes idle after work.
+DEBUG = {"ROBUST_QUEUE_LOG_LEVEL": "DEBUG"}
+
+
+def went_idle(supervisor: Supervisor, times: int) -> bool:
+    return supervisor.output().count(IDLE) >= times
+
+
+def pickup_delays(supervisor: Supervisor, count: int) -> list[float]:
     """Seconds from enqueue to start of ``count`` jobs enqueued one at a
-    time into an idle worker."""
+    time into an idle worker: each after the worker has polled, found
+    nothing and gone idle again (its log says so)."""
     delays = []
     for _ in range(count):
+        idle = supervisor.output().count(IDLE)
         result = tasks.add.enqueue(1, 1)
         job = wait_until(
             lambda result=result: Job.objects.filter(
@@ -182,7 +192,7 @@ def pickup_delays(count: int) -> list[float]:
             interval=0.01,
         )
         delays.append((job.started_at - job.enqueued_at).total_seconds())
-        time.sleep(0.5)
+        wait_until(partial(went_idle, supervisor, idle + 1), timeout=30)
     return delays
 
 
@@ -190,10 +200,11 @@ def pickup_delays(count: int) -> list[float]:
 class NotifyTests(TransactionTestCase):
     def test_an_idle_worker_wakes_on_notify_not_on_polling(self) -> None:
         """With 5 s polling, a median pickup under 1 s proves NOTIFY woke it."""
-        Supervisor(self, workers=[{"queues": ["*"], "threads": 1, "polling_interval": 5}])
+        workers = [{"queues": ["*"], "threads": 1, "polling_interval": 5}]
+        supervisor = Supervisor(self, workers=workers, env=DEBUG)
         wait_until(self._a_session_listens, timeout=30)
-        time.sleep(0.2)  # the worker has polled once and gone idle
-        delays = pickup_delays(5)
+        wait_until(partial(went_idle, supervisor, 1), timeout=30)
+        delays = pickup_delays(supervisor, 5)
         self.assertLess(statistics.median(delays), 1.0, delays)
 
     @staticmethod
@@ -215,10 +226,10 @@ class ReadyWatchTests(TransactionTestCase):
         """An idle worker sleeps 5 s between polls (its longest sleep), so
         five pickups each under 1.5 s are the watch's doing (by polling
         alone, all five would be with a chance of 0.3 ** 5)."""
-        Supervisor(self, workers=[{"queues": ["*"], "threads": 1, "polling_interval": 20}])
-        wait_until(lambda: Process.objects.filter(kind=ProcessKind.WORKER).exists(), timeout=30)
-        time.sleep(1)  # the worker has polled once and sleeps
-        delays = pickup_delays(5)
+        workers = [{"queues": ["*"], "threads": 1, "polling_interval": 20}]
+        supervisor = Supervisor(self, workers=workers, env=DEBUG)
+        wait_until(partial(went_idle, supervisor, 1), timeout=30)
+        delays = pickup_delays(supervisor, 5)
         self.assertLess(max(delays), 1.5, delays)
 
 

@@ -22,8 +22,8 @@ class IdleWorkerTests(TransactionTestCase):
         within the ceiling (at once on PostgreSQL, woken by NOTIFY)."""
         supervisor = Supervisor(self, workers=WORKERS, env={"ROBUST_QUEUE_LOG_LEVEL": "DEBUG"})
         supervisor.children("worker")
+        # Logged as it starts its first ceiling-long sleep.
         wait_until(lambda: "is idle: it polls every 1.0s" in supervisor.output(), timeout=30)
-        time.sleep(0.5)
         result = tasks.add.enqueue(1, 2)
         job = wait_until(
             lambda: Job.objects.filter(result_id=result.id, started_at__isnull=False).first(),

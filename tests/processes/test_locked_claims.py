@@ -71,7 +71,8 @@ class LockedClaimTests(TransactionTestCase):
             list(ClaimedExecution.objects.select_for_update())
             os.kill(worker.pid, signal.SIGKILL)
             wait_dead(worker.pid)
-            time.sleep(0.5)
+            # The supervisor has reaped it (and tries to record its exit).
+            wait_until(lambda: "was killed by signal SIGKILL" in supervisor.output(), timeout=30)
             supervisor.send(signal.SIGTERM)
             try:
                 self.assertEqual(supervisor.wait(timeout=IN_TIME), 0)
