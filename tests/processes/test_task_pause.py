@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.test import TransactionTestCase
 
 from robust_queue.models import Job, TaskPause
@@ -23,7 +21,10 @@ class TaskPauseProcessTests(TransactionTestCase):
         other = tasks.echo.enqueue("runs")
         Supervisor(self)
         wait_until(lambda: _finished(other.id), timeout=30)
-        time.sleep(1.5)  # several polls and a cache refresh
+        # A job enqueued after the held one finishing proves a later poll
+        # (the worker knew of the pause from its first read).
+        later = tasks.echo.enqueue("later")
+        wait_until(lambda: _finished(later.id), timeout=30)
         self.assertEqual(tasks.add.get_result(held.id).status, "READY")
         TaskPause.objects.resume("testproject.tasks.add")
         wait_until(lambda: _finished(held.id), timeout=30)
@@ -36,7 +37,11 @@ class TaskPauseProcessTests(TransactionTestCase):
         wait_until(lambda: _finished(first.id), timeout=30)
         TaskPause.objects.pause("testproject.tasks.add")
         held = tasks.add.enqueue(2, 2)
-        time.sleep(2)
+        # Enqueued after the held job: it runs once the worker has read the
+        # pause (the claim stops meanwhile), so it finishing proves polls
+        # both before and after that read.
+        later = tasks.echo.enqueue("later")
+        wait_until(lambda: _finished(later.id), timeout=30)
         self.assertEqual(tasks.add.get_result(held.id).status, "READY")
         TaskPause.objects.resume("testproject.tasks.add")
         wait_until(lambda: _finished(held.id), timeout=30)
