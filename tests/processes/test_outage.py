@@ -138,9 +138,11 @@ class OutageTests(TransactionTestCase):
         assert victim is not None and victim.process is not None
         connections[PRIVATE].close()
         self.server.stop()
+        forked = supervisor.output().count("Forked worker")
         os.kill(victim.process.pid, signal.SIGKILL)
         wait_dead(victim.process.pid)
-        time.sleep(5)  # past the replacement's back-off, still down
+        # Replaced while the database is still down.
+        wait_until(lambda: supervisor.output().count("Forked worker") > forked, timeout=30)
         self.server.start()
 
         def replaced() -> bool:

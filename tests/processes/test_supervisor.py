@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from datetime import timedelta
@@ -101,16 +102,20 @@ class DrainTests(TransactionTestCase):
         """A replaced thread child's wakeup pipe is closed (two fds each)."""
         supervisor = Supervisor(self, "--mode", "thread", dispatchers=[])
 
+        def threads() -> int:
+            return len(os.listdir(f"/proc/{supervisor.pid}/task"))
+
+        def workers_started() -> int:
+            return len(re.findall(r"worker-\S+ started \(pid", supervisor.output()))
+
         def replace_worker() -> int:
-            [worker] = wait_until(  # type: ignore[misc]
-                lambda: list(Process.objects.filter(kind="worker")), timeout=30
-            )
-            Process.objects.filter(pk=worker.pk).delete()
-            wait_until(
-                lambda: Process.objects.filter(kind="worker").exclude(pk=worker.pk).exists(),
-                timeout=30,
-            )
-            time.sleep(1)  # the old thread's connections are closed
+            """Replace the (booted) worker; the descriptors once the old
+            one's threads have ended, closing their connections."""
+            started = wait_until(workers_started, timeout=30)
+            running = threads()
+            Process.objects.filter(kind="worker").delete()
+            wait_until(lambda: workers_started() > started, timeout=30)  # type: ignore[operator]
+            wait_until(lambda: threads() <= running, timeout=30)
             return len(os.listdir(f"/proc/{supervisor.pid}/fd"))
 
         # Back-off doubles per replacement: three take 1 + 2 + 4 s.
