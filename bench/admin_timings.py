@@ -166,7 +166,7 @@ def _time_retry_all(client: Any) -> None:
     from django.contrib.admin import helpers
 
     from robust_queue.models import FailedExecution, Job, ReadyExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
 
     failed = FailedExecution.objects.count()
     first = FailedExecution.objects.order_by("pk").values_list("job_id", flat=True)[0]

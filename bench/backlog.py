@@ -85,7 +85,7 @@ def main() -> None:
 def _buffer_statistics() -> None:
     """Keep statistics in memory and flush them as a worker does."""
     try:
-        from robust_queue.statistics import recorder
+        from robust_queue.models.statistics import recorder
     except ImportError:
         return
     recorder.start_buffering()
@@ -223,7 +223,7 @@ def drain(using: str, jobs: int, batch: int, queue_name: str | None) -> tuple[fl
     """Claim and perform ``jobs`` jobs of ``using``, ``batch`` per claim:
     the time it took and each claim's time."""
     from robust_queue.models import ReadyExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
 
     claims: list[float] = []
     done = 0
@@ -249,7 +249,7 @@ def drain(using: str, jobs: int, batch: int, queue_name: str | None) -> tuple[fl
 
 def _flush_statistics() -> None:
     try:
-        from robust_queue.statistics import recorder
+        from robust_queue.models.statistics import recorder
     except ImportError:
         return
     recorder.flush_if_due()

@@ -52,7 +52,7 @@ def _counted(body: Callable[[], int]) -> tuple[int, int]:
 def _worker(jobs: int) -> tuple[int, int]:
     import robust_queue
     from robust_queue.models import ReadyExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
     from testproject import tasks
     from tests.helpers import make_process
 

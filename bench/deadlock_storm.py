@@ -146,7 +146,7 @@ def _retry() -> None:
 
 
 def _retain() -> None:
-    from robust_queue.retention import Retention
+    from robust_queue.models.retention import Retention
 
     Retention(
         finished_older_than=timedelta(0),

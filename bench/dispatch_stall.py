@@ -89,7 +89,7 @@ def _claims(batch: int, count: int | None) -> list[float]:
     """Claim times of ``count`` claims, each performed; None: until no
     scheduled job is left (checked every 20 claims)."""
     from robust_queue.models import ReadyExecution, ScheduledExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
 
     times: list[float] = []
     while count is None or len(times) < count:

@@ -46,7 +46,7 @@ def main() -> None:
 def _claim_rate(jobs: int, *, load: str | None) -> float:
     import robust_queue
     from robust_queue.models import Process, ProcessKind, RateLimit, ReadyExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
     from testproject import coordination_tasks, tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, i), {}) for i in range(jobs)])

@@ -34,8 +34,8 @@ def main() -> None:
 def _round(jobs: int, record: bool) -> float:
     import robust_queue
     from robust_queue.models import ReadyExecution
-    from robust_queue.performing import perform
-    from robust_queue.statistics import recorder
+    from robust_queue.models.statistics import recorder
+    from robust_queue.running.performing import perform
     from testproject import tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(jobs)])

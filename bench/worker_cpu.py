@@ -30,7 +30,7 @@ def main() -> None:
 def _run(database: str, jobs: int, batch: int) -> None:
     import robust_queue
     from robust_queue.models import ReadyExecution
-    from robust_queue.performing import perform
+    from robust_queue.running.performing import perform
     from testproject import tasks
 
     robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in range(jobs)])
@@ -38,7 +38,7 @@ def _run(database: str, jobs: int, batch: int) -> None:
     try:
         # Statistics, kept in memory and flushed as a worker does (a tree
         # without them measures the same loop without).
-        from robust_queue.statistics import recorder
+        from robust_queue.models.statistics import recorder
     except ImportError:
         recorder = None
 

@@ -45,7 +45,7 @@ def _child(database: str, enqueue: int, drain: int) -> None:
 
         import robust_queue
         from robust_queue.models import NextClaim, ReadyExecution
-        from robust_queue.performing import perform
+        from robust_queue.running.performing import perform
         from testproject import tasks
         from tests.helpers import make_process
 

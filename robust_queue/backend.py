@@ -10,10 +10,8 @@ from asgiref.sync import sync_to_async
 from django.core import checks as django_checks
 from django.utils import timezone
 
-from . import batch_scope, conf, registry, tagging
-from . import enqueue_metadata as job_metadata
+from . import conf
 from .arguments import Shown, encode_arguments, encoded_size, shown_arguments
-from .checks import check_backend
 from .compat import (
     BaseTaskBackend,
     InvalidTask,
@@ -23,15 +21,18 @@ from .compat import (
     TaskResultStatus,
     task_enqueued,
 )
-from .concurrency import concurrency_key
 from .exceptions import BatchError, PayloadTooLargeError, UnknownTaskError
-from .models import Job, UniqueKey
+from .models import Job, UniqueKey, batch_scope
 from .models.job import RESULT_ID_MAX_LENGTH
-from .rate_limits import rate_key
-from .results import build_discarded_result, build_result, build_unrunnable_result
-from .task import RobustQueueTask
-from .unique_claims import UniqueClaim, claim_for
-from .validation import check_task_names
+from .options import registry, tagging
+from .options.backend_options import check_backend
+from .options.concurrency import concurrency_key
+from .options.rate_limits import rate_key
+from .options.task import RobustQueueTask
+from .options.unique_claims import UniqueClaim, claim_for
+from .options.validation import check_task_names
+from .running import enqueue_metadata as job_metadata
+from .running.results import build_discarded_result, build_result, build_unrunnable_result
 
 TaskCall: TypeAlias = "tuple[Task[..., Any], Sequence[Any], Mapping[str, Any]]"
 # A call ready to write: its task, its job, its claim on a unique key, and

@@ -78,7 +78,7 @@ def timed_sleep(seconds: float) -> list[float]:
 not_a_task = add.func
 
 
-# Time limits and cancellation (robust_queue.time_limits, .cancellation).
+# Time limits and cancellation (robust_queue.options.time_limits, .cancellation).
 from datetime import timedelta  # noqa: E402
 
 from robust_queue import cancel_requested, retry, time_limit  # noqa: E402

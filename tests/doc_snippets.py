@@ -19,9 +19,11 @@ from pathlib import Path
 from django.dispatch import Signal
 from django.test import TestCase, override_settings
 
-from robust_queue import enqueue_metadata, recurrence, registry, signals
+from robust_queue import signals
 from robust_queue.checks import check_settings
 from robust_queue.compat import task_enqueued, task_finished, task_started
+from robust_queue.options import recurrence, registry
+from robust_queue.running import enqueue_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNABLE = re.compile(r"<!-- runnable -->\s*\n```python\n(.*?)```", re.DOTALL)

@@ -12,7 +12,7 @@ from django.db import OperationalError
 
 from robust_queue.models import ClaimedExecution, Process, ProcessKind, ReadyExecution
 from robust_queue.models.sql import dialect_for
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 
 WORKER_ID = "test-worker"
 

@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import attempt_history
-from ..models import Job, JobState, Process
+from ..models import Job, JobState, Process, attempt_history
 from ..models.execution import Execution
 from . import display
 

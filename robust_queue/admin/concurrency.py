@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 
 from ..models import BlockedExecution, Job, RateLimit, Semaphore
 from ..operations.counting import DEFAULT_COUNT_CAP, CappedCount
-from ..rate_limits import WAITING_PREFIX
+from ..options.rate_limits import WAITING_PREFIX
 from . import display, key_masking, pages
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 
 from ..models import Pause, Queue
 from ..operations import queues
-from ..validation import QUEUE_NAME_RULE, is_valid_queue_name
+from ..options.validation import QUEUE_NAME_RULE, is_valid_queue_name
 from . import (
     audit,
     display,

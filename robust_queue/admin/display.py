@@ -15,10 +15,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import attempt_history
 from ..arguments import decode_arguments
 from ..exceptions import DeserializationError
-from ..models import Job, JobState
+from ..models import Job, JobState, attempt_history
 
 # Re-exported: the admin formats through this module.
 from ..operations.formatting import duration as duration

@@ -9,10 +9,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..cancellation import CancelOutcome
 from ..compat import TaskResultDoesNotExist
 from ..exceptions import NotCancellableError
 from ..models import Job, JobState
+from ..operations.cancellation import CancelOutcome
 from . import audit, pages
 
 if TYPE_CHECKING:

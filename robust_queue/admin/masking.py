@@ -33,7 +33,7 @@ from django.utils.module_loading import import_string
 from .. import conf
 from ..exceptions import DeserializationError, UnknownTaskError
 from ..models import Job
-from ..registry import resolve_task
+from ..options.registry import resolve_task
 from . import display
 from .secrets import masked_values
 from .text_masking import MASK, Pattern, mask_text, name_matches

@@ -1,4 +1,4 @@
-"""Jobs waiting on a rate limit (``robust_queue.rate_limits``) in the admin:
+"""Jobs waiting on a rate limit (``robust_queue.options.rate_limits``) in the admin:
 "rate limited: <key> (N per <window>)" and when the key's next window
 opens, in the blocked list and on the job page, linked to the jobs that
 wait on the same key (``?rate_key_of=<job id>``: a masked key is never
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from ..models import Job, RateLimit
-from ..rate_limits import WAITING_PREFIX, limit_for
+from ..options.rate_limits import WAITING_PREFIX, limit_for
 from . import display, masking, waiting
 
 

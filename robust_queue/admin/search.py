@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from .. import discovery
 from ..models import Job, JobState, Statistic
 from ..models.job import RESULT_ID_MAX_LENGTH
+from ..options import discovery
 from . import masking, unique_keys
 from .display import number, text
 from .json_text import KeyText

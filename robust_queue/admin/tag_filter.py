@@ -1,4 +1,4 @@
-"""The jobs list's tag filter (``robust_queue.tagging``).
+"""The jobs list's tag filter (``robust_queue.options.tagging``).
 
 Choices are the tags of the newest tag rows, never a DISTINCT over the
 table; a tag reached by a link (the job page) is offered too. Filtering

@@ -14,7 +14,7 @@ import hashlib
 import re
 
 from ..models import Job, UniqueKey
-from ..unique_claims import LABEL_MAX_LENGTH
+from ..options.unique_claims import LABEL_MAX_LENGTH
 from . import display, masking
 
 _HASH = re.compile(r"[0-9a-f]{64}")

@@ -28,11 +28,12 @@ from django.db import models, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from .. import batch_scope, registry
-from ..batching import each_batch
 from ..exceptions import BatchError, UnknownTaskError
-from ..opaque import opaque_id
+from ..options import registry
+from . import batch_scope
+from .batching import each_batch
 from .clock import DatabaseNow, database_now
+from .opaque import opaque_id
 
 if TYPE_CHECKING:
     from .job import Job

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models, transaction
 
-from ..rate_limits import WAITING_PREFIX
+from ..options.rate_limits import WAITING_PREFIX
 from .clock import DatabaseNow
 from .execution import Execution, delete_by_pk, job_field, lock_with_jobs
 from .job import Job
@@ -16,7 +16,7 @@ from .job_dependency import WAITING_KEY
 from .semaphore import Semaphore, SemaphoreQuerySet
 
 if TYPE_CHECKING:
-    from ..concurrency import ConcurrencyLimit
+    from ..options.concurrency import ConcurrencyLimit
 
 logger = logging.getLogger(__name__)
 

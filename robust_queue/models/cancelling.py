@@ -22,14 +22,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import signals
-from ..attempt_history import ATTEMPT
 from ..compat import TaskResultDoesNotExist
-from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import JobCancelledError, NotCancellableError
-from ..statistics import record_jobs
+from .attempt_history import ATTEMPT
 from .error_record import error_record, stored_errors
 from .job_state import WAITING_STATES, JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
+from .sql.deadlocks import retry_on_lock_conflict
+from .statistics import record_jobs
 
 if TYPE_CHECKING:
     from .job import Job

@@ -13,10 +13,9 @@ from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from .. import conf, signals
-from ..attempt_history import ATTEMPT, WORKER_ID, stamped
 from ..exceptions import JobCancelledError, TaskTimeoutError
-from ..statistics import record_attempt, record_jobs
 from . import claims_in_doubt
+from .attempt_history import ATTEMPT, WORKER_ID, stamped
 from .blocked_execution import BlockedExecution
 from .claims_in_doubt import Stamp, claiming
 from .clock import database_now
@@ -27,6 +26,7 @@ from .job import Job
 from .process import Process
 from .rows import instances
 from .sql import ClaimedRows, dialect_for
+from .statistics import record_attempt, record_jobs
 
 logger = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, TypeVar
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..statistics import record_jobs
 from .job import Job
 from .locking import delete_by_pk, lock_with_jobs
+from .statistics import record_jobs
 
 __all__ = ["Execution", "delete_by_pk", "dispatch_now", "job_field", "lock_with_jobs"]
 

@@ -9,27 +9,28 @@ from typing import TYPE_CHECKING, Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from .. import concurrency, registry, retries, signals
-from ..attempt_history import stored_worker_ids
-from ..batching import id_batches
-from ..deadlocks import retry_on_lock_conflict
+from .. import signals
 from ..exceptions import UndiscardableError, UnknownTaskError
-from ..opaque import opaque_id
-from ..statistics import record_jobs
+from ..options import concurrency, registry, retries
+from .attempt_history import stored_worker_ids
 from .batch import BatchMember
+from .batching import id_batches
 from .cancelling import CancelOutcome, cancel_job
 from .clock import database_now
 from .job_dependency import JobDependency
 from .job_state import EXECUTION_ACCESSORS, JobState, execution_manager
 from .job_tag import JobTag
 from .locking import delete_by_pk, lock_by_pk
+from .opaque import opaque_id
 from .rate_limit import RateLimit
 from .rescheduling import reschedule_job
 from .sql import dialect_for
+from .sql.deadlocks import retry_on_lock_conflict
+from .statistics import record_jobs
 
 if TYPE_CHECKING:
     from ..compat import Task
-    from ..concurrency import ConcurrencyLimit
+    from ..options.concurrency import ConcurrencyLimit
     from .execution import Execution
 
 RESULT_ID_BYTES = 32

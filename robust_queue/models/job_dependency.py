@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 from django.db import models, transaction
 from django.db.models import Exists, OuterRef, Subquery
 
-from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import DependencyError, DependencyFailedError
-from ..statistics import record_jobs
 from .clock import DatabaseNow
 from .error_record import error_record
 from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
+from .sql.deadlocks import retry_on_lock_conflict
+from .statistics import record_jobs
 
 if TYPE_CHECKING:
     from .job import Job

@@ -1,4 +1,4 @@
-"""A tag of a job (``robust_queue.tagging``): one row per (job, tag).
+"""A tag of a job (``robust_queue.options.tagging``): one row per (job, tag).
 
 Deleting a job deletes its tags in the database itself (``ON DELETE
 CASCADE``, added by migration 0013), whichever path deletes it: the
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 
-from ..tagging import TAG_MAX_LENGTH
+from ..options.tagging import TAG_MAX_LENGTH
 
 if TYPE_CHECKING:
     from .job import Job

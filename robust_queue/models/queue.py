@@ -9,7 +9,7 @@ from django.db.models import DurationField, ExpressionWrapper, Min
 
 from .. import signals
 from ..exceptions import InvalidQueueNameError
-from ..validation import queue_name_error
+from ..options.validation import queue_name_error
 from .clock import DatabaseNow
 from .pause import Pause
 from .ready_execution import ReadyExecution, ReadyExecutionQuerySet

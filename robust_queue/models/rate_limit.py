@@ -1,4 +1,4 @@
-"""The window of one rate key (``robust_queue.rate_limits``): how many jobs
+"""The window of one rate key (``robust_queue.options.rate_limits``): how many jobs
 it admitted, and when its waiting jobs may go on.
 
 A job with a rate key is admitted when it is dispatched (it would become
@@ -20,8 +20,8 @@ from django.apps import apps
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..batching import each_batch
-from ..rate_limits import WAITING_PREFIX, Rate, limit_for
+from ..options.rate_limits import WAITING_PREFIX, Rate, limit_for
+from .batching import each_batch
 from .clock import DatabaseNow, database_now
 from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_with_jobs

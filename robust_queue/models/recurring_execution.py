@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
-from ..batching import drain
+from .batching import drain
 from .clock import DatabaseNow
 
 DEFAULT_BATCH_SIZE = 500

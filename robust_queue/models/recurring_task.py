@@ -14,13 +14,13 @@ from .. import conf
 from ..arguments import decode_arguments
 from ..compat import InvalidTask, Task
 from ..exceptions import DeserializationError, UnknownTaskError
-from ..registry import resolve_task
+from ..options.registry import resolve_task
 from .job import Job
 from .recurring_execution import RecurringExecution
 from .sql import dialect_for
 
 if TYPE_CHECKING:
-    from ..recurrence import RecurringDefinition
+    from ..options.recurrence import RecurringDefinition
 
 logger = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..compat import TaskResultDoesNotExist
-from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import NotReschedulableError
-from ..statistics import record_jobs
 from .clock import database_now
 from .job_state import JobState
 from .locking import delete_by_pk, lock_by_pk
+from .sql.deadlocks import retry_on_lock_conflict
+from .statistics import record_jobs
 
 if TYPE_CHECKING:
     from .job import Job

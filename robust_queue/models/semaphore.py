@@ -8,7 +8,7 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..batching import drain
+from .batching import drain
 from .clock import DatabaseNow
 from .sql import dialect_for
 

@@ -1,7 +1,7 @@
 """Counters and wait/run histograms per (minute, queue, task).
 
 Rows are only ever added to: workers aggregate in memory and flush one
-upsert per key every few seconds (``robust_queue.statistics``), and the
+upsert per key every few seconds (``robust_queue.models.statistics``), and the
 database adds each column to what is stored, so concurrent writers never
 lose a count. Beside the per-minute rows, each (queue, task) has one
 running-total row at ``TOTALS_MINUTE``: the metrics endpoint reads those
@@ -18,7 +18,7 @@ from contextlib import nullcontext
 
 from django.db import connections, models, transaction
 
-from ..batching import each_batch
+from .batching import each_batch
 from .clock import DatabaseNow
 from .sql import Statement, dialect_for
 

@@ -17,8 +17,8 @@ from functools import partial
 from django.db import models, transaction
 from django.utils import timezone
 
-from ..batching import each_batch
-from ..unique_claims import UniqueClaim
+from ..options.unique_claims import UniqueClaim
+from .batching import each_batch
 from .clock import database_now
 from .job import Job
 from .job_state import JobState

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from ..batching import id_batches
 from ..compat import TaskResultDoesNotExist
-from ..deadlocks import retry_on_lock_conflict
 from ..exceptions import NotCancellableError
 from ..models import BlockedExecution, FailedExecution, Job, ScheduledExecution
+from ..models.batching import id_batches
+from ..models.sql.deadlocks import retry_on_lock_conflict
 
 DEFAULT_BATCH_SIZE = 500
 # Called after each batch with (changed, total) so far.

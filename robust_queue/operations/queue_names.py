@@ -13,7 +13,7 @@ or a queue jobs wait on (as system check W020 reads it).
 
 from __future__ import annotations
 
-from .. import conf, discovery
+from .. import conf
 from ..compat import task_backends
 from ..models import (
     BlockedExecution,
@@ -24,6 +24,7 @@ from ..models import (
     ScheduledExecution,
     Statistic,
 )
+from ..options import discovery
 
 SAMPLE = 1000
 MAX_PROBES = 100

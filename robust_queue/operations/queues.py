@@ -22,7 +22,7 @@ from django.db.models import Count, Min, QuerySet
 from .. import conf
 from ..models import ClaimedExecution, Pause, Process, ProcessKind, ReadyExecution
 from ..models.clock import database_now
-from ..validation import is_valid_queue_name
+from ..options.validation import is_valid_queue_name
 from . import queue_names
 from .counting import CappedCount, capped_count
 from .formatting import duration, text

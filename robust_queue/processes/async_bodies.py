@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync, iscoroutinefunction
 
-from ..performing import Body
+from ..running.performing import Body
 
 if TYPE_CHECKING:
     from .watchdog import Watch

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connections
 
 from .. import __version__
-from ..config import SupervisorConfig
+from .config import SupervisorConfig
 
 
 def banner(config: SupervisorConfig, *, scheduler: bool) -> list[str]:

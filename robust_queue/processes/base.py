@@ -14,8 +14,9 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
-from .. import hooks, signals
+from .. import signals
 from ..models import Process
+from . import hooks
 from .registration import Heartbeat, Registration
 from .wakeup import Wakeup
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..config import DispatcherConfig
 from ..models import (
     Batch,
     BlockedExecution,
@@ -18,6 +17,7 @@ from ..models import (
     Semaphore,
 )
 from .base import Runnable
+from .config import DispatcherConfig
 
 
 class Dispatcher(Runnable):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .. import hooks, queue_caps, recurrence, task_retention
-from ..config import SupervisorConfig
+from ..options import recurrence, task_retention
+from . import hooks, queue_caps
+from .config import SupervisorConfig
 
 
 def build_config(options: dict[str, Any]) -> SupervisorConfig:

@@ -18,10 +18,10 @@ from functools import partial
 
 from django.db import DatabaseError, connections
 
-from ..deadlocks import lock_conflict
 from ..exceptions import ProcessMissingError
 from ..models import ClaimedExecution, Process
 from ..models.process import OUTCOME_NOT_RECORDED
+from ..models.sql.deadlocks import lock_conflict
 
 logger = logging.getLogger(__name__)
 

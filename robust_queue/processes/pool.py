@@ -17,7 +17,7 @@ from functools import partial
 from django.db import connections
 
 from ..models import ClaimedExecution, NextClaim
-from ..performing import Guard, perform
+from ..running.performing import Guard, perform
 
 logger = logging.getLogger(__name__)
 

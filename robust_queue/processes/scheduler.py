@@ -21,12 +21,13 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from .. import conf, recurrence
-from ..config import SchedulerConfig
+from .. import conf
 from ..exceptions import DeserializationError, RobustQueueError, UnknownTaskError
 from ..models import RecurringExecution, RecurringTask
 from ..models.clock import database_now
+from ..options import recurrence
 from .base import Runnable
+from .config import SchedulerConfig
 
 logger = logging.getLogger(__name__)
 

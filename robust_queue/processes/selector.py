@@ -19,9 +19,9 @@ from collections.abc import Set as AbstractSet
 
 from django.db.models import CharField, Value
 
-from .. import queue_caps
 from ..models import Pause, ReadyExecution, TaskPause
-from ..queue_order import DEFAULT_ORDER, Rotation
+from . import queue_caps
+from .queue_order import DEFAULT_ORDER, Rotation
 
 CACHE_SECONDS = 1.0
 

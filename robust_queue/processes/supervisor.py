@@ -13,14 +13,14 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from .. import recurrence, retention
-from ..config import SupervisorConfig
-from ..deadlocks import lock_conflict
-from ..models import Process, RecurringTask
+from ..models import Process, RecurringTask, retention
+from ..models.sql.deadlocks import lock_conflict
+from ..options import recurrence
 from . import maintenance
 from .banner import banner
 from .base import Runnable
 from .children import Child, ForkedChild, Role, ThreadChild
+from .config import SupervisorConfig
 from .dispatcher import Dispatcher
 from .housekeeping import Housekeeping
 from .lock_wait import bounded_lock_wait

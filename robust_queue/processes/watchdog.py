@@ -29,11 +29,12 @@ from typing import Any
 
 from django.db import DatabaseError, connections
 
-from .. import conf, time_limits
+from .. import conf
 from ..compat import Task
 from ..exceptions import JobCancelledError, RobustQueueError, TaskTimeoutError
 from ..models import ClaimedExecution
-from ..performing import Body
+from ..options import time_limits
+from ..running.performing import Body
 from . import async_bodies
 from .outage import FailureGate, ReportFailure
 

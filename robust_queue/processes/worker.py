@@ -11,14 +11,13 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from .. import statistics
-from ..config import WorkerConfig
-from ..deadlocks import lock_conflict, retry_on_lock_conflict
-from ..finalizing import record_failure
-from ..models import ClaimedExecution, NextClaim, ReadyExecution, claims_in_doubt
+from ..models import ClaimedExecution, NextClaim, ReadyExecution, claims_in_doubt, statistics
 from ..models.error_record import error_record
+from ..models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
+from ..running.finalizing import record_failure
 from .backoff import IdleBackoff
 from .base import Runnable
+from .config import WorkerConfig
 from .listener import Listener
 from .memory import rss_mib
 from .outage import FailureGate

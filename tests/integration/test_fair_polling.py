@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.test import TransactionTestCase
 
 import robust_queue
-from robust_queue.config import WorkerConfig
+from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.worker import Worker
 from testproject import tasks
 from tests.helpers import make_process

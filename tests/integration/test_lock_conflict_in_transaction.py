@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import OperationalError
 from django.test import TestCase
 
-from robust_queue.deadlocks import retry_on_lock_conflict
+from robust_queue.models.sql.deadlocks import retry_on_lock_conflict
 
 
 class InsideATransactionTests(TestCase):

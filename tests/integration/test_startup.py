@@ -10,9 +10,9 @@ from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.test import TestCase, override_settings
 
-from robust_queue import startup
-from robust_queue.config import SupervisorConfig, WorkerConfig
 from robust_queue.models import Queue
+from robust_queue.operations import startup
+from robust_queue.processes.config import SupervisorConfig, WorkerConfig
 from testproject import tasks
 
 

@@ -11,9 +11,9 @@ from typing import Any, cast
 
 from django.test import SimpleTestCase
 
-from robust_queue.performing import Body
 from robust_queue.processes.async_bodies import is_async, run_cancellable
 from robust_queue.processes.watchdog import Watch
+from robust_queue.running.performing import Body
 
 
 def _watch() -> Watch:

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.test import SimpleTestCase
 
-from robust_queue import attempt_log
-from robust_queue.attempt_log import Attempt
 from robust_queue.models import Job
+from robust_queue.running import attempt_log
+from robust_queue.running.attempt_log import Attempt
 
 ENQUEUED = datetime(2031, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from django.test import SimpleTestCase
 
-from robust_queue.batching import LARGE, Progress, drain, each_batch
+from robust_queue.models.batching import LARGE, Progress, drain, each_batch
 
 
 class DrainTests(SimpleTestCase):

@@ -10,8 +10,8 @@ from pathlib import Path
 from django.test import SimpleTestCase, override_settings
 
 from robust_queue import conf
-from robust_queue.config import SupervisorConfig
 from robust_queue.exceptions import ConfigurationError
+from robust_queue.processes.config import SupervisorConfig
 
 PACKAGE = Path(conf.__file__).resolve().parent
 # Reading ROBUST_QUEUE other than through conf.get: each has its own default.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue.config import DispatcherConfig, SupervisorConfig, WorkerConfig
+from robust_queue.processes.config import DispatcherConfig, SupervisorConfig, WorkerConfig
 from robust_queue.processes.launch import build_config
 
 

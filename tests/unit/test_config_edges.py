@@ -11,13 +11,13 @@ from django.core.management.base import CommandError
 from django.test import SimpleTestCase, override_settings
 
 from robust_queue.checks import check_settings
-from robust_queue.config import (
+from robust_queue.exceptions import ConfigurationError
+from robust_queue.processes.config import (
     DispatcherConfig,
     SchedulerConfig,
     SupervisorConfig,
     WorkerConfig,
 )
-from robust_queue.exceptions import ConfigurationError
 
 
 def errors(**settings: object) -> list[str]:

@@ -33,12 +33,13 @@ from django.core.management.base import BaseCommand
 from django.dispatch import Signal
 from django.test import SimpleTestCase
 
-from robust_queue import conf, exceptions, recurrence, signals
-from robust_queue.checks import KNOWN_OPTIONS
-from robust_queue.config import DispatcherConfig, SchedulerConfig, WorkerConfig
+from robust_queue import conf, exceptions, signals
 from robust_queue.management.commands.robust_queue import SUBCOMMANDS
 from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
 from robust_queue.models import FailedExecution, Job, ScheduledExecution
+from robust_queue.options import recurrence
+from robust_queue.options.backend_options import KNOWN_OPTIONS
+from robust_queue.processes.config import DispatcherConfig, SchedulerConfig, WorkerConfig
 from tests.doc_snippets import SnippetTestCase
 from tests.helpers import work_off
 

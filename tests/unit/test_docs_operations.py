@@ -15,9 +15,10 @@ from unittest import mock
 from django.urls import resolve
 from django.utils import timezone
 
-from robust_queue import signals, time_limits
+from robust_queue import signals
 from robust_queue.metrics import views
 from robust_queue.models import FailedExecution, Job, Process
+from robust_queue.options import time_limits
 from testproject import tasks
 from tests.doc_snippets import SnippetTestCase
 from tests.helpers import work_off

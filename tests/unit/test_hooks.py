@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue import hooks
 from robust_queue.exceptions import ConfigurationError
+from robust_queue.processes import hooks
 
 
 class HookKindTests(SimpleTestCase):

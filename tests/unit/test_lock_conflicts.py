@@ -10,8 +10,8 @@ from unittest import mock
 from django.db import IntegrityError, OperationalError
 from django.test import SimpleTestCase
 
-from robust_queue import deadlocks
-from robust_queue.deadlocks import lock_conflict, retry_on_lock_conflict
+from robust_queue.models.sql import deadlocks
+from robust_queue.models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
 
 
 class DriverError(Exception):

@@ -8,7 +8,7 @@ from django.test import SimpleTestCase
 
 from robust_queue.models.batch import new_batch_id
 from robust_queue.models.job import new_result_id
-from robust_queue.opaque import opaque_id
+from robust_queue.models.opaque import opaque_id
 
 
 class OpaqueIdTests(SimpleTestCase):

@@ -10,17 +10,24 @@ from datetime import UTC, datetime, timedelta
 
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue import conf, recurrence, task_retention, time_limits
+from robust_queue import conf
 from robust_queue.arguments import encode_arguments
 from robust_queue.compat import FRAMEWORK, InvalidTask, task
 from robust_queue.exceptions import ConfigurationError, EnqueueError, RetryPolicyError
-from robust_queue.rate_limits import KEY_MAX_LENGTH, Rate, build_rate, rate_from
-from robust_queue.recurrence import RecurringDefinition
-from robust_queue.retries import RetryPolicy, retry_policy
-from robust_queue.task_retention import GLOBAL, TaskRetention, retention_from
-from robust_queue.unique_claims import LABEL_MAX_LENGTH, claim_for
-from robust_queue.uniqueness import STATES, Uniqueness, build_uniqueness, unique, uniqueness_from
-from robust_queue.validation import check_priority, queue_name_error
+from robust_queue.options import recurrence, task_retention, time_limits
+from robust_queue.options.rate_limits import KEY_MAX_LENGTH, Rate, build_rate, rate_from
+from robust_queue.options.recurrence import RecurringDefinition
+from robust_queue.options.retries import RetryPolicy, retry_policy
+from robust_queue.options.task_retention import GLOBAL, TaskRetention, retention_from
+from robust_queue.options.unique_claims import LABEL_MAX_LENGTH, claim_for
+from robust_queue.options.uniqueness import (
+    STATES,
+    Uniqueness,
+    build_uniqueness,
+    unique,
+    uniqueness_from,
+)
+from robust_queue.options.validation import check_priority, queue_name_error
 from testproject import tasks
 from testproject.models import LedgerEntry
 

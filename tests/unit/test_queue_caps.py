@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue import queue_caps
 from robust_queue.checks import check_settings
+from robust_queue.processes import queue_caps
 from robust_queue.processes.selector import plan_for
 
 NAMES = ["default", "mail", "reports"]

@@ -9,9 +9,9 @@ from django.core.management.base import SystemCheckError
 from django.test import SimpleTestCase, override_settings
 
 from robust_queue.checks import check_settings
-from robust_queue.config import SupervisorConfig, WorkerConfig
+from robust_queue.processes.config import SupervisorConfig, WorkerConfig
+from robust_queue.processes.queue_order import Rotation
 from robust_queue.processes.selector import plan_for
-from robust_queue.queue_order import Rotation
 
 
 class OrderValidationTests(SimpleTestCase):

@@ -10,7 +10,7 @@ import robust_queue
 from robust_queue import limits_concurrency
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError
-from robust_queue.rate_limits import KEY_MAX_LENGTH, Rate, limit_for, rate_key
+from robust_queue.options.rate_limits import KEY_MAX_LENGTH, Rate, limit_for, rate_key
 from testproject import coordination_tasks as co
 
 HOUR = timedelta(hours=1)

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue import recurrence as recurring_module
 from robust_queue import recurring
 from robust_queue.exceptions import ConfigurationError
-from robust_queue.recurrence import (
+from robust_queue.options import recurrence as recurring_module
+from robust_queue.options.recurrence import (
     _DECLARED,
     from_settings,
     next_time,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.checks import run_checks
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue.config import SupervisorConfig, WorkerConfig
 from robust_queue.processes.backoff import IdleBackoff
+from robust_queue.processes.config import SupervisorConfig, WorkerConfig
 
 
 class RecyclingConfigTests(SimpleTestCase):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.test import SimpleTestCase
 
-from robust_queue import registry
 from robust_queue.compat import Task
+from robust_queue.options import registry
 from testproject import other_backend, tasks
 
 

@@ -8,8 +8,8 @@ from django.test import SimpleTestCase
 
 from robust_queue import retry
 from robust_queue.exceptions import ConfigurationError, ProcessExitError, RetryPolicyError
-from robust_queue.retries import MAX_DELAY, RetryPolicy, policy_for
-from robust_queue.retries import retry_in as task_retry_in
+from robust_queue.options.retries import MAX_DELAY, RetryPolicy, policy_for
+from robust_queue.options.retries import retry_in as task_retry_in
 from testproject import control_tasks as ct
 from testproject import tasks
 
@@ -91,7 +91,7 @@ class BrokenBackoffTests(SimpleTestCase):
 
     def test_the_task_s_retry_decision_never_raises(self) -> None:
         """A policy that cannot decide means no retry, logged with the task."""
-        with self.assertLogs("robust_queue.retries", "ERROR") as logs:
+        with self.assertLogs("robust_queue.options.retries", "ERROR") as logs:
             self.assertIsNone(task_retry_in(ct.backoff_raises, ValueError(), 1, job="abc"))
         self.assertIn("Job abc of task testproject.control_tasks.backoff_raises", logs.output[0])
 

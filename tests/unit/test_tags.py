@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.test import SimpleTestCase
 
 import robust_queue
-from robust_queue import tagging
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError, EnqueueError
+from robust_queue.options import tagging
 from testproject import coordination_tasks as co
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from django.test import SimpleTestCase
 
-from robust_queue import exceptions, limits_concurrency, registry, retry
+from robust_queue import exceptions, limits_concurrency, retry
 from robust_queue.compat import Task, task
-from robust_queue.concurrency import ConcurrencyLimit, limit_for
 from robust_queue.exceptions import ConfigurationError, RobustQueueError
-from robust_queue.retries import RetryPolicy, policy_for
-from robust_queue.task import RobustQueueTask
+from robust_queue.options import registry
+from robust_queue.options.concurrency import ConcurrencyLimit, limit_for
+from robust_queue.options.retries import RetryPolicy, policy_for
+from robust_queue.options.task import RobustQueueTask
 from testproject import control_tasks as ct
 from testproject import tasks
 
@@ -189,7 +190,7 @@ class LeafTests(SimpleTestCase):
         """concurrency, retries and task sit below the models."""
         code = (
             "import sys\n"
-            "import robust_queue.concurrency, robust_queue.retries, robust_queue.task\n"
+            "import robust_queue.options.concurrency, robust_queue.options.retries, robust_queue.options.task\n"
             "print(sorted(m for m in sys.modules if m.startswith('robust_queue.')))\n"
         )
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -203,6 +204,11 @@ class LeafTests(SimpleTestCase):
         ).stdout
         loaded = set(eval(out))  # noqa: S307 - our own printed list
         self.assertEqual(
-            loaded & {"robust_queue.models", "robust_queue.registry", "robust_queue.performing"},
+            loaded
+            & {
+                "robust_queue.models",
+                "robust_queue.options.registry",
+                "robust_queue.running.performing",
+            },
             set(),
         )

@@ -7,11 +7,11 @@ from datetime import timedelta
 from django.test import SimpleTestCase, override_settings
 
 import robust_queue
-from robust_queue import task_retention
 from robust_queue.checks import check_settings
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError
-from robust_queue.task_retention import GLOBAL, TaskRetention
+from robust_queue.options import task_retention
+from robust_queue.options.task_retention import GLOBAL, TaskRetention
 from testproject import coordination_tasks as co
 
 

@@ -11,8 +11,8 @@ from robust_queue import conf, time_limit
 from robust_queue.checks import check_settings
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError, JobCancelledError, ProcessExitError
-from robust_queue.retries import RetryPolicy, retry_in
-from robust_queue.time_limits import as_seconds, limit_for
+from robust_queue.options.retries import RetryPolicy, retry_in
+from robust_queue.options.time_limits import as_seconds, limit_for
 from testproject import tasks
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from robust_queue import unique
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError
-from robust_queue.uniqueness import ONCE, Uniqueness, build_uniqueness
+from robust_queue.options.uniqueness import ONCE, Uniqueness, build_uniqueness
 from testproject import unique_tasks as ut
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.test import SimpleTestCase
 
 from robust_queue.compat import InvalidTask
-from robust_queue.config import WorkerConfig
 from robust_queue.exceptions import InvalidQueueNameError
 from robust_queue.models import Queue
+from robust_queue.processes.config import WorkerConfig
 from testproject import tasks
 
 OUT_OF_RANGE = "priority must be a whole number between -100 and 100."

@@ -10,10 +10,11 @@ from django.core.checks import CheckMessage
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import __version__, startup
-from ...config import MODES
+from ... import __version__
 from ...exceptions import ConfigurationError, PidfileLocked
+from ...operations import startup
 from ...processes import console
+from ...processes.config import MODES
 from ...processes.launch import build_config
 from ...processes.supervisor import Supervisor
 from .robust_queue_cancel import Command as CancelCommand

@@ -8,9 +8,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import __version__, conf
-from ...cancellation import CancelOutcome, cancel
 from ...compat import DEFAULT_TASK_BACKEND_ALIAS, TaskResultDoesNotExist
 from ...exceptions import NotCancellableError
+from ...operations.cancellation import CancelOutcome, cancel
 
 OUTCOMES = {
     CancelOutcome.CANCELLED: "cancelled",

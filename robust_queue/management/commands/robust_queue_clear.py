@@ -10,9 +10,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import __version__, conf, discovery
+from ... import __version__, conf
 from ...models import Job
-from ...retention import DEFAULT_BATCH_SIZE, Retention
+from ...models.retention import DEFAULT_BATCH_SIZE, Retention
+from ...options import discovery
 from ..database import database_option
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw]?)$")

@@ -10,10 +10,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import __version__, health
-from ...config import SupervisorConfig
+from ... import __version__
 from ...exceptions import ConfigurationError
-from ...validation import queue_name_error
+from ...operations import health
+from ...options.validation import queue_name_error
+from ...processes.config import SupervisorConfig
 from .robust_queue_clear import duration
 
 

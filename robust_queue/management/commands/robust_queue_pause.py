@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ... import __version__
 from ...exceptions import InvalidQueueNameError
 from ...models import Queue
-from ...validation import queue_name_error
+from ...options.validation import queue_name_error
 from ..database import database_option
 
 

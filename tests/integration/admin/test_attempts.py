@@ -7,10 +7,10 @@ from django.contrib.auth.models import User
 from django.test import TestCase
 from django.utils import timezone
 
-from robust_queue.attempt_history import attempt_of, moment
 from robust_queue.exceptions import ProcessExitError
 from robust_queue.models import ClaimedExecution, Job
-from robust_queue.performing import perform
+from robust_queue.models.attempt_history import attempt_of, moment
+from robust_queue.running.performing import perform
 from testproject import control_tasks, tasks
 from tests.helpers import claim
 from tests.integration.admin.base import job_url

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from robust_queue.admin import bulk
 from robust_queue.models import FailedExecution, Job, ReadyExecution
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim, work_off
 from tests.integration.admin.base import AdminTestCase, changelist, job_url

@@ -163,7 +163,7 @@ class DiscardAuditTests(AdminTestCase):
 
     def test_a_discard_on_the_queue_is_a_deletion(self) -> None:
         from robust_queue.admin import bulk
-        from robust_queue.performing import perform
+        from robust_queue.running.performing import perform
         from tests.helpers import claim
 
         more = [tasks.fail.enqueue(f"n{i}").id for i in range(2)]

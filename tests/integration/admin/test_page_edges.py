@@ -23,7 +23,7 @@ from robust_queue.models import (
     ReadyExecution,
     Semaphore,
 )
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import control_tasks, tasks
 from tests.helpers import claim, make_process, work_off
 from tests.integration.admin.base import block, changelist, job_url

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core import checks
 from django.test import SimpleTestCase, override_settings
 
-from robust_queue.checks import check_sqlite_transactions
 from robust_queue.compat import task_backends
+from robust_queue.options.backend_options import check_sqlite_transactions
 
 
 def _messages() -> dict[str, str]:

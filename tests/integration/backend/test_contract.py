@@ -18,7 +18,7 @@ from robust_queue.compat import (
     task_started,
 )
 from robust_queue.models import BlockedExecution, Job, JobState
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import WORKER_ID, claim, work_off
 

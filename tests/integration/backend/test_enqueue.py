@@ -183,7 +183,9 @@ class EnqueuedResultArgumentsTests(TestCase):
             "id": UUID(int=5),
             "tagged": {TAG: "x", "nested": [entry]},
         }
-        with mock.patch("robust_queue.results.decode_arguments", side_effect=AssertionError):
+        with mock.patch(
+            "robust_queue.running.results.decode_arguments", side_effect=AssertionError
+        ):
             result = tasks.echo.enqueue(*args, **kwargs)
         stored = tasks.echo.get_result(result.id)
         self.assertEqual(result.args, stored.args)

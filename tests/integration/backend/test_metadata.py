@@ -11,10 +11,10 @@ from django.test import TestCase, TransactionTestCase
 from django.test.utils import CaptureQueriesContext
 
 import robust_queue
-from robust_queue import enqueue_metadata as metadata_module
 from robust_queue.compat import Task, TaskResult, task_started
 from robust_queue.exceptions import EnqueueError, PayloadTooLargeError, ProcessExitError
 from robust_queue.models import ClaimedExecution, Job
+from robust_queue.running import enqueue_metadata as metadata_module
 from testproject import tasks
 from tests.helpers import claim, work_off
 

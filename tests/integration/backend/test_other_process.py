@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.test import TransactionTestCase
 
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim
 

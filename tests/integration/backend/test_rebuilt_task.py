@@ -11,7 +11,7 @@ from django.utils import timezone
 from robust_queue.compat import TaskResultStatus, task_finished, task_started
 from robust_queue.exceptions import UnknownTaskError
 from robust_queue.models import Job
-from robust_queue.task import RobustQueueTask
+from robust_queue.options.task import RobustQueueTask
 from testproject import control_tasks, tasks
 from tests.helpers import work_off
 

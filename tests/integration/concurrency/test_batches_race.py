@@ -11,7 +11,7 @@ from django.test import TransactionTestCase
 
 import robust_queue
 from robust_queue.models import Batch, Job
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim, run_in_threads, work_off
 

@@ -20,12 +20,12 @@ from typing import Any
 from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
 
-from robust_queue.config import WorkerConfig
-from robust_queue.deadlocks import lock_conflict, retry_on_lock_conflict
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
+from robust_queue.models.retention import Retention
+from robust_queue.models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
 from robust_queue.operations import bulk as operations
+from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.worker import Worker
-from robust_queue.retention import Retention
 from testproject import tasks
 from tests.helpers import make_process, work_off
 
@@ -107,7 +107,7 @@ class DeadlockTests(TransactionTestCase):
         job = Job.objects.get(result_id=result.id)
         worker = Worker(WorkerConfig(), shutdown_timeout=1, using="default", heartbeat_interval=60)
         worker.process = make_process()
-        with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
+        with self.assertLogs("robust_queue.models.sql.deadlocks", "WARNING") as logs:
             claimed = self._lose_deadlock(job, job.ready_execution, lambda: worker._claim(1))
         self.assertIn("claim: deadlock", logs.output[0])
         self.assertIn("retrying in", logs.output[0])
@@ -118,7 +118,7 @@ class DeadlockTests(TransactionTestCase):
     def test_a_discard_that_loses_a_deadlock_is_retried(self) -> None:
         """The caller of bulk discard gets no error; nothing is half-done."""
         job = Job.objects.get(result_id=tasks.add.enqueue(1, 2).id)
-        with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
+        with self.assertLogs("robust_queue.models.sql.deadlocks", "WARNING") as logs:
             first = self._lose_deadlock(
                 job, job.ready_execution, lambda: operations.discard(Job.objects.all())
             )
@@ -134,7 +134,7 @@ class DeadlockTests(TransactionTestCase):
         job = Job.objects.get(result_id=tasks.fail.enqueue("x").id)
         work_off()
         failed = FailedExecution.objects.get(job=job)
-        with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
+        with self.assertLogs("robust_queue.models.sql.deadlocks", "WARNING") as logs:
             first = self._lose_deadlock(job, failed, lambda: operations.retry(Job.objects.all()))
         self.assertIn("Admin retry: deadlock", logs.output[0])
         if not first.changed:
@@ -150,7 +150,7 @@ class DeadlockTests(TransactionTestCase):
         work_off()
         failed = FailedExecution.objects.get(job=job)
         retention = Retention(finished_older_than=None, failed_older_than=timedelta(0))
-        with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
+        with self.assertLogs("robust_queue.models.sql.deadlocks", "WARNING") as logs:
             first = self._lose_deadlock(job, failed, lambda: retention.clear("default"))
         self.assertIn("Retention: deadlock", logs.output[0])
         self.assertIn("retrying in", logs.output[0])
@@ -170,7 +170,7 @@ class DeadlockTests(TransactionTestCase):
         self.assertEqual(work_off(), 2)
         earlier, later = Job.objects.order_by("pk")
         retention = Retention(finished_older_than=timedelta(0))
-        with self.assertLogs("robust_queue.deadlocks", "WARNING") as logs:
+        with self.assertLogs("robust_queue.models.sql.deadlocks", "WARNING") as logs:
             self._lose_deadlock(later, earlier, lambda: retention.clear("default"))
         self.assertIn("Retention: deadlock", logs.output[0])
         self.assertNotIn("Traceback", "\n".join(logs.output))

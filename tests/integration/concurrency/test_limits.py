@@ -24,8 +24,8 @@ from robust_queue.models import (
     ScheduledExecution,
     Semaphore,
 )
-from robust_queue.performing import perform
 from robust_queue.processes.dispatcher import ConcurrencyMaintenance
+from robust_queue.running.performing import perform
 from testproject import control_tasks as ct
 from testproject import tasks
 from testproject.models import LedgerEntry

@@ -16,7 +16,7 @@ from datetime import datetime
 from django.test import TransactionTestCase
 
 from robust_queue.models import BlockedExecution, Job, Semaphore
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import control_tasks as ct
 from testproject.models import LedgerEntry
 from tests.helpers import claim, run_in_threads

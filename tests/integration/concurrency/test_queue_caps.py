@@ -14,12 +14,12 @@ from django.test import TransactionTestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 import robust_queue
-from robust_queue.config import WorkerConfig
 from robust_queue.models import ClaimedExecution, Process, QueueCap, ReadyExecution
-from robust_queue.performing import perform
 from robust_queue.processes import selector
+from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.selector import QueueSelector
 from robust_queue.processes.worker import Worker
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import make_process, run_in_threads
 

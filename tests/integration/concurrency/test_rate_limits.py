@@ -17,8 +17,8 @@ from robust_queue.compat import TaskResultStatus
 from robust_queue.exceptions import EnqueueError, JobCancelledError
 from robust_queue.models import BlockedExecution, Job, RateLimit, ReadyExecution, ScheduledExecution
 from robust_queue.models.clock import database_now
-from robust_queue.performing import perform
-from robust_queue.rate_gate import may_start
+from robust_queue.running.performing import perform
+from robust_queue.running.rate_gate import may_start
 from testproject import coordination_tasks as co
 from tests.helpers import cancel_requested_before_the_take, claim, work_off
 

@@ -7,12 +7,12 @@ from unittest import skipUnless
 
 from django.test import TestCase
 
-from robust_queue import concurrency
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError
 from robust_queue.models import BlockedExecution, ReadyExecution
-from robust_queue.performing import perform
-from robust_queue.task import RobustQueueTask
+from robust_queue.options import concurrency
+from robust_queue.options.task import RobustQueueTask
+from robust_queue.running.performing import perform
 from testproject import control_tasks as ct
 from tests.helpers import claim
 

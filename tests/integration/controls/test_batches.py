@@ -10,10 +10,9 @@ from django.test import TestCase, override_settings
 from django.utils import timezone
 
 import robust_queue
-from robust_queue import retention
-from robust_queue.config import DispatcherConfig
 from robust_queue.exceptions import BatchError, EnqueueError
-from robust_queue.models import Batch, BatchMember, Job
+from robust_queue.models import Batch, BatchMember, Job, retention
+from robust_queue.processes.config import DispatcherConfig
 from robust_queue.processes.dispatcher import Dispatcher
 from testproject import tasks
 from tests.helpers import work_off

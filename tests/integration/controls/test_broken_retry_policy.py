@@ -11,9 +11,9 @@ from typing import Any
 from django.test import TestCase
 from django.utils import timezone
 
-from robust_queue import retries
 from robust_queue.compat import Task
 from robust_queue.models import ClaimedExecution, Job, JobState, Process, ProcessKind
+from robust_queue.options import retries
 from testproject import control_tasks as ct
 from tests.helpers import claim, work_off
 

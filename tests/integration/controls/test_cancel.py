@@ -10,7 +10,6 @@ from django.test import TestCase
 from django.utils import timezone
 
 import robust_queue
-from robust_queue.cancellation import CancelOutcome
 from robust_queue.compat import TaskContext, TaskResultDoesNotExist, TaskResultStatus
 from robust_queue.exceptions import NotCancellableError, ProcessExitError
 from robust_queue.models import (
@@ -21,6 +20,7 @@ from robust_queue.models import (
     ReadyExecution,
     ScheduledExecution,
 )
+from robust_queue.operations.cancellation import CancelOutcome
 from testproject import control_tasks as ct
 from testproject import tasks
 from tests.helpers import claim, work_off

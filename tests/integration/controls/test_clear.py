@@ -11,10 +11,9 @@ from django.core.management import CommandError, call_command
 from django.test import TestCase, override_settings
 from django.utils import timezone
 
-from robust_queue import batching, retention
 from robust_queue.management.commands.robust_queue import SUBCOMMANDS
 from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
-from robust_queue.models import FailedExecution, Job, ScheduledExecution
+from robust_queue.models import FailedExecution, Job, ScheduledExecution, batching, retention
 from testproject import tasks
 from tests.helpers import claim, work_off
 
@@ -108,12 +107,12 @@ class ClearTests(TestCase):
     def test_a_large_retention_pass_logs_its_progress(self) -> None:
         with (
             mock.patch.object(batching, "LARGE", 2),
-            self.assertLogs("robust_queue.batching", "INFO") as logs,
+            self.assertLogs("robust_queue.models.batching", "INFO") as logs,
         ):
             retention.clear_expired("default")
         self.assertEqual(
             logs.output[0],
-            "INFO:robust_queue.batching:Clearing 6 finished job(s) older than "
+            "INFO:robust_queue.models.batching:Clearing 6 finished job(s) older than "
             "1 day, 0:00:00, in batches",
         )
         self.assertRegex(logs.output[-1], "Cleared 6 finished job\\(s\\) older than 1 day")

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.compat import TaskResultStatus
-from robust_queue.config import DispatcherConfig
 from robust_queue.exceptions import DependencyError, EnqueueError, RobustQueueError
 from robust_queue.models import (
     BlockedExecution,
@@ -21,8 +20,9 @@ from robust_queue.models import (
     ReadyExecution,
     ScheduledExecution,
 )
+from robust_queue.models.retention import Retention
+from robust_queue.processes.config import DispatcherConfig
 from robust_queue.processes.dispatcher import Dispatcher
-from robust_queue.retention import Retention
 from testproject import tasks, unique_tasks
 from testproject.models import LedgerEntry
 from tests.helpers import work_off

@@ -22,7 +22,7 @@ from robust_queue.models import (
     ReadyExecution,
     UniqueKey,
 )
-from robust_queue.retention import Retention
+from robust_queue.models.retention import Retention
 from testproject import other_backend, tasks
 from tests.helpers import work_off
 

@@ -21,7 +21,7 @@ from robust_queue.models import (
     ReadyExecution,
     ScheduledExecution,
 )
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim, work_off
 

@@ -20,7 +20,7 @@ from robust_queue.models import (
     ScheduledExecution,
 )
 from robust_queue.models.clock import database_now
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import control_tasks as ct
 from testproject import tasks
 from testproject.models import LedgerEntry

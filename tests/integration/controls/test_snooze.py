@@ -11,7 +11,6 @@ from django.test import TestCase, TransactionTestCase
 import robust_queue
 from robust_queue import signals
 from robust_queue.compat import TaskResultStatus, task_finished
-from robust_queue.finalizing import Finalized, record_snooze
 from robust_queue.models import (
     BlockedExecution,
     ClaimedExecution,
@@ -22,7 +21,8 @@ from robust_queue.models import (
     Statistic,
 )
 from robust_queue.models.clock import database_now
-from robust_queue.performing import perform
+from robust_queue.running.finalizing import Finalized, record_snooze
+from robust_queue.running.performing import perform
 from testproject import coordination_tasks as co
 from testproject.models import LedgerEntry
 from tests.helpers import claim

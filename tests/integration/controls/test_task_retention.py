@@ -9,9 +9,8 @@ from datetime import timedelta
 from django.test import TestCase, override_settings
 from django.utils import timezone
 
-from robust_queue import retention
-from robust_queue.models import FailedExecution, Job
-from robust_queue.task_retention import TaskRetention
+from robust_queue.models import FailedExecution, Job, retention
+from robust_queue.options.task_retention import TaskRetention
 from testproject import coordination_tasks as co
 from testproject import tasks
 from tests.helpers import work_off

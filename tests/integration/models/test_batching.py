@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from robust_queue.batching import id_batches
 from robust_queue.models import Job
+from robust_queue.models.batching import id_batches
 from testproject import tasks
 
 

@@ -16,8 +16,8 @@ from django.test import TestCase
 from django.utils import timezone
 
 from robust_queue.models import Job, Pause, Queue, ReadyExecution, Semaphore
+from robust_queue.models.retention import Retention
 from robust_queue.processes.selector import QueueSelector
-from robust_queue.retention import Retention
 from testproject import tasks
 from tests.helpers import claim, work_off
 

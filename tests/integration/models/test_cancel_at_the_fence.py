@@ -18,7 +18,7 @@ from robust_queue.models import (
     ScheduledExecution,
 )
 from robust_queue.models.error_record import error_record
-from robust_queue.snoozing import snooze_claim
+from robust_queue.running.snoozing import snooze_claim
 from testproject import tasks
 from tests.helpers import cancel_requested_before_the_take, claim
 

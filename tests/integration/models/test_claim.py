@@ -8,7 +8,7 @@ from django.db import connection
 from django.test import TestCase
 
 from robust_queue.models import ClaimedExecution, Job, ReadyExecution
-from robust_queue.statistics import recorder
+from robust_queue.models.statistics import recorder
 from testproject import tasks
 from tests.helpers import claim, make_process
 

@@ -12,7 +12,7 @@ from robust_queue.models import (
     Job,
     ReadyExecution,
 )
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim, make_process, work_off
 

@@ -20,11 +20,11 @@ from django.db import connection
 from django.test import TestCase
 from django.urls import reverse
 
-from robust_queue import health
-from robust_queue.config import SupervisorConfig
 from robust_queue.metrics.collect import collect
 from robust_queue.models import Process, ProcessKind, Queue
 from robust_queue.models.clock import database_now
+from robust_queue.operations import health
+from robust_queue.processes.config import SupervisorConfig
 from testproject import tasks
 
 from .test_clock import SKEW, host_clock

@@ -13,10 +13,10 @@ from django.db import connection, connections, transaction
 from django.test import TestCase, TransactionTestCase, override_settings
 
 from robust_queue.compat import TaskResultStatus, task_finished
-from robust_queue.finalizing import Finalized, record_success
 from robust_queue.models import ClaimedExecution, Job, JobState
 from robust_queue.models.error_record import DEFAULT_MAX_ERROR_CHARS
-from robust_queue.performing import perform
+from robust_queue.running.finalizing import Finalized, record_success
+from robust_queue.running.performing import perform
 from testproject import finalize_tasks, tasks
 from testproject.finalize_tasks import AWKWARD, nested
 from testproject.models import LedgerEntry
@@ -128,7 +128,7 @@ class RefusedOutcomeTests(TransactionTestCase):
         why = "DataError" if IS_POSTGRESQL else "IntegrityError"
         result = tasks.add.enqueue(1, 2)
         [claimed] = claim()
-        with self.assertLogs("robust_queue.finalizing", logging.ERROR):
+        with self.assertLogs("robust_queue.running.finalizing", logging.ERROR):
             self.assertIs(record_success(claimed, refused), Finalized.REPLACED)
         job = job_of(result.id)
         self.assertEqual(job.state, JobState.FAILED)
@@ -246,7 +246,7 @@ class TransientFinalizeTests(TransactionTestCase):
         go = self.go_file()
         result = finalize_tasks.record_when_allowed.enqueue("once", str(go), 50)
         [claimed] = claim()
-        with self.assertLogs("robust_queue.finalizing", logging.WARNING) as logs:
+        with self.assertLogs("robust_queue.running.finalizing", logging.WARNING) as logs:
             thread, outcome = self.perform_in_thread(claimed)
             wait_until(LedgerEntry.objects.exists, timeout=30)
             with transaction.atomic():  # IMMEDIATE: holds the write lock

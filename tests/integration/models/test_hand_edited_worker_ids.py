@@ -10,8 +10,8 @@ from typing import Any
 from django.test import SimpleTestCase, TestCase
 from django.utils import timezone
 
-from robust_queue.attempt_history import stored_worker_ids
 from robust_queue.models import ClaimedExecution, Job, JobState, Process, ProcessKind
+from robust_queue.models.attempt_history import stored_worker_ids
 from testproject import control_tasks as ct
 from testproject import tasks
 from tests.helpers import claim

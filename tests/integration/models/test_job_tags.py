@@ -14,7 +14,7 @@ import robust_queue
 from robust_queue.exceptions import EnqueueError
 from robust_queue.models import Job, JobTag
 from robust_queue.models.locking import delete_by_pk
-from robust_queue.retention import Retention
+from robust_queue.models.retention import Retention
 from testproject import coordination_tasks as co
 from testproject import tasks
 from tests.helpers import work_off

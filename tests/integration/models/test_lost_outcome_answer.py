@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from robust_queue.compat import TaskResultStatus, task_finished
 from robust_queue.exceptions import ProcessPrunedError
-from robust_queue.finalizing import Finalized, record_success
 from robust_queue.models import ClaimedExecution, Job, JobState, NextClaim, Statistic
-from robust_queue.performing import perform
+from robust_queue.running.finalizing import Finalized, record_success
+from robust_queue.running.performing import perform
 from robust_queue.signals import job_retried
 from testproject import control_tasks, tasks
 from tests.helpers import answer_lost, claim, make_process

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 import robust_queue
 from robust_queue.models import ClaimedExecution, Job, ReadyExecution, ScheduledExecution
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import tasks
 from tests.helpers import claim
 

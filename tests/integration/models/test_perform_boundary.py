@@ -11,7 +11,7 @@ from django.test import TestCase
 
 from robust_queue.compat import TaskResultStatus
 from robust_queue.models import ClaimedExecution, Job, JobState
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import finalize_tasks
 from testproject.models import LedgerEntry
 from tests.helpers import claim
@@ -47,7 +47,8 @@ class PerformBoundaryTests(TestCase):
         staying claimed; the body never runs."""
         claimed, result_id = claimed_with()
         unreadable = mock.patch(
-            "robust_queue.performing.build_result", side_effect=TypeError("unreadable column")
+            "robust_queue.running.performing.build_result",
+            side_effect=TypeError("unreadable column"),
         )
         with unreadable:
             self.assertEqual(self.perform(claimed), ["outcome", "recorded"])

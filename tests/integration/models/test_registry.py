@@ -9,7 +9,7 @@ from django.test import TestCase, override_settings
 from robust_queue.compat import FRAMEWORK, InvalidTask, TaskResultStatus, task
 from robust_queue.exceptions import UnknownTaskError
 from robust_queue.models import Job
-from robust_queue.registry import resolve_task
+from robust_queue.options.registry import resolve_task
 from testproject import other_backend, tasks
 from tests.helpers import work_off
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from robust_queue.models import ClaimedExecution, Job, Pause, ReadyExecution
 from robust_queue.models.sql import Dialect, dialect_for
-from robust_queue.statistics import recorder
+from robust_queue.models.statistics import recorder
 from testproject import tasks
 from tests.helpers import claim, run_in_threads
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import TransactionTestCase
 
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import control_tasks, tasks
 from tests.helpers import claim, make_process
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from django.test import SimpleTestCase, TestCase
 from django.utils import timezone
 
-from robust_queue import health
-from robust_queue.config import SupervisorConfig
 from robust_queue.models import Pause, Process, ProcessKind, ReadyExecution
+from robust_queue.operations import health
+from robust_queue.processes.config import SupervisorConfig
 from testproject import tasks
 
 HERE = socket.gethostname()

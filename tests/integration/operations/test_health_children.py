@@ -11,9 +11,9 @@ from datetime import timedelta
 from django.test import TestCase
 from django.utils import timezone
 
-from robust_queue import health
-from robust_queue.config import SupervisorConfig
 from robust_queue.models import Process, ProcessKind
+from robust_queue.operations import health
+from robust_queue.processes.config import SupervisorConfig
 
 CHILDREN = {"heartbeat_interval": 1, "children": {"worker": 1, "dispatcher": 1}}
 

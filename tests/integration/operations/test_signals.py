@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from robust_queue import signals
 from robust_queue.compat import task_finished
-from robust_queue.config import WorkerConfig
 from robust_queue.models import Job, Process, Queue
-from robust_queue.performing import perform
+from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.worker import Worker
+from robust_queue.running.performing import perform
 from testproject import control_tasks, tasks
 from tests.helpers import claim, make_process
 

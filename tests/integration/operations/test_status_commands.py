@@ -10,7 +10,7 @@ from django.test import TransactionTestCase
 
 from robust_queue.management.commands.robust_queue import Command as RobustQueueCommand
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
-from robust_queue.performing import perform
+from robust_queue.running.performing import perform
 from testproject import control_tasks, tasks
 from tests.helpers import claim, make_process, work_off
 

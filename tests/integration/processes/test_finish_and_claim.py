@@ -14,7 +14,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from robust_queue.compat import TaskResultStatus
-from robust_queue.finalizing import Finalized, record_success
 from robust_queue.models import (
     ClaimedExecution,
     Job,
@@ -26,6 +25,7 @@ from robust_queue.models import (
 )
 from robust_queue.models.sql import dialect_for
 from robust_queue.processes.pool import Pool
+from robust_queue.running.finalizing import Finalized, record_success
 from testproject import tasks
 from tests.connections import kill_lock_waiters
 from tests.helpers import claim, wait_until

@@ -9,8 +9,8 @@ from unittest import skipIf
 from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
 
-from robust_queue.deadlocks import lock_conflict
 from robust_queue.models import Process, ProcessKind
+from robust_queue.models.sql.deadlocks import lock_conflict
 from robust_queue.processes.lock_wait import bounded_lock_wait
 
 SETTING = {

@@ -86,7 +86,7 @@ class PoolTests(TransactionTestCase):
             self.pool.post(row)
             self.assertIs(self.pool.drain(30), True)
         [line] = logs.output
-        self.assertIn("ERROR:robust_queue.performing:A task_finished receiver", line)
+        self.assertIn("ERROR:robust_queue.running.performing:A task_finished receiver", line)
         self.assertIn(f"refuse) raised for job {result.id}; its outcome is recorded", line)
         self.assertEqual(len(heard), 1)
         self.assertEqual(self.pool.finalizing(), set())

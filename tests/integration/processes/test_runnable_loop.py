@@ -13,7 +13,6 @@ from django.test import TransactionTestCase
 from django.utils import timezone
 
 from robust_queue import signals
-from robust_queue.config import DispatcherConfig
 from robust_queue.models import (
     BlockedExecution,
     Job,
@@ -24,6 +23,7 @@ from robust_queue.models import (
 )
 from robust_queue.processes import base
 from robust_queue.processes.base import Runnable
+from robust_queue.processes.config import DispatcherConfig
 from robust_queue.processes.dispatcher import ConcurrencyMaintenance, Dispatcher
 from testproject import control_tasks as ct
 from testproject import tasks

@@ -17,18 +17,18 @@ from unittest import mock
 from django.test import TestCase
 from django.utils import timezone
 
-from robust_queue.config import (
+from robust_queue.models import ClaimedExecution, FailedExecution, Job, Process, ProcessKind
+from robust_queue.models.retention import Retention
+from robust_queue.processes import maintenance
+from robust_queue.processes import supervisor as supervisor_module
+from robust_queue.processes.children import Child, Role
+from robust_queue.processes.config import (
     DispatcherConfig,
     SchedulerConfig,
     SupervisorConfig,
     WorkerConfig,
 )
-from robust_queue.models import ClaimedExecution, FailedExecution, Job, Process, ProcessKind
-from robust_queue.processes import maintenance
-from robust_queue.processes import supervisor as supervisor_module
-from robust_queue.processes.children import Child, Role
 from robust_queue.processes.supervisor import KILLED, Supervisor
-from robust_queue.retention import Retention
 from testproject import (
     control_tasks,  # noqa: F401 - declares recurring ticks
     tasks,

@@ -12,8 +12,8 @@ from django.db import connection
 from django.test import TransactionTestCase
 
 from robust_queue import signals
-from robust_queue.config import WorkerConfig
 from robust_queue.models import ClaimedExecution, Job, Process, ReadyExecution
+from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.listener import Listener
 from robust_queue.processes.worker import Worker
 from testproject import tasks

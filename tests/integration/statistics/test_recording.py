@@ -18,7 +18,7 @@ from robust_queue.models.statistic import (
     TOTALS_MINUTE,
     bucket_index,
 )
-from robust_queue.statistics import record_attempt, recorder
+from robust_queue.models.statistics import record_attempt, recorder
 from testproject import control_tasks, tasks
 from tests.helpers import claim, run_in_threads, work_off
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from robust_queue import conf
 from robust_queue.checks import check_settings
 from robust_queue.models import Statistic
-from robust_queue.retention import clear_expired, clear_statistics
+from robust_queue.models.retention import clear_expired, clear_statistics
 from tests.integration.statistics.test_recording import numbers
 
 

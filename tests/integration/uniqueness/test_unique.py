@@ -11,7 +11,6 @@ from django.test import TestCase
 from django.utils import timezone
 
 import robust_queue
-from robust_queue import retention
 from robust_queue.compat import (
     TASK_TAKES_OPTIONS,
     TaskResultDoesNotExist,
@@ -19,8 +18,8 @@ from robust_queue.compat import (
     task_enqueued,
 )
 from robust_queue.exceptions import EnqueueError
-from robust_queue.models import FailedExecution, Job, ReadyExecution, UniqueKey
-from robust_queue.uniqueness import Uniqueness
+from robust_queue.models import FailedExecution, Job, ReadyExecution, UniqueKey, retention
+from robust_queue.options.uniqueness import Uniqueness
 from testproject import unique_tasks as ut
 from tests.helpers import claim, work_off
 

@@ -6,8 +6,13 @@ from django.db import connections
 from django.test import SimpleTestCase
 
 from robust_queue import __version__
-from robust_queue.config import DispatcherConfig, SchedulerConfig, SupervisorConfig, WorkerConfig
 from robust_queue.processes.banner import banner
+from robust_queue.processes.config import (
+    DispatcherConfig,
+    SchedulerConfig,
+    SupervisorConfig,
+    WorkerConfig,
+)
 
 
 class BannerTests(SimpleTestCase):

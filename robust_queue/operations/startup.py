@@ -1,0 +1,156 @@
+"""What ``manage.py robust_queue`` checks before it starts (``--check`` too).
+
+Beyond the system checks (``checks.py``), these need the final
+configuration (``--queues`` included) and the queue's database: the
+configuration is valid, the queue's migrations are applied, every worker
+queue is one that some task uses, and every queue with ready jobs is polled.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from django.core import checks
+from django.db import DatabaseError, connections
+from django.db.migrations.executor import MigrationExecutor
+
+from .. import conf
+from ..checks import check_settings
+from ..compat import task_backends
+from ..models import Pause, ReadyExecution, ScheduledExecution
+from ..options import discovery, recurrence
+from ..processes.config import SupervisorConfig
+from ..processes.launch import problems
+from ..processes.selector import plan_for
+
+APP_LABEL = "robust_queue"
+
+
+def check(config: SupervisorConfig) -> list[checks.CheckMessage]:
+    """Errors stop the command; warnings are printed and it goes on."""
+    # The system checks again: call_command() and --skip-checks skip them.
+    errors = [message for message in check_settings() if message.is_serious()]
+    if not errors:
+        errors = [checks.Error(p, id="robust_queue.E023") for p in problems(config)]
+    if errors:
+        return errors
+    try:
+        unapplied = unapplied_migrations(config.database)
+    except DatabaseError as exc:
+        return [_unreachable(config.database, exc)]
+    if unapplied:
+        return [_migrate(config.database, unapplied)]
+    try:
+        configured = (s for worker in config.workers for s in worker.queues)
+        return [
+            *unused_worker_queues(config.database, configured),
+            *_unpolled_queues(config),
+        ]
+    except DatabaseError as exc:
+        return [_unreachable(config.database, exc)]
+
+
+def unapplied_migrations(using: str) -> list[str]:
+    """Robust Queue's migrations not applied to database ``using``."""
+    executor = MigrationExecutor(connections[using])
+    leaves = [node for node in executor.loader.graph.leaf_nodes() if node[0] == APP_LABEL]
+    return [
+        f"{migration.app_label}.{migration.name}"
+        for migration, backwards in executor.migration_plan(leaves)
+        if migration.app_label == APP_LABEL and not backwards
+    ]
+
+
+def format_message(message: checks.CheckMessage) -> str:
+    text = f"({message.id}) {message.msg}"
+    return f"{text}\n    HINT: {message.hint}" if message.hint else text
+
+
+def _migrate(using: str, unapplied: list[str]) -> checks.CheckMessage:
+    command = "python manage.py migrate"
+    if using != conf.DEFAULT_DATABASE:
+        command += f" --database {using}"
+    return checks.Error(
+        f"The queue's tables in database {using!r} are missing or out of date: "
+        f"{len(unapplied)} migration(s) not applied ({', '.join(unapplied)}).",
+        hint=f"Run `{command}` first.",
+        id="robust_queue.E022",
+    )
+
+
+def _unreachable(using: str, exc: DatabaseError) -> checks.CheckMessage:
+    return checks.Error(
+        f"Database {using!r} cannot be reached: {type(exc).__name__}: {exc}".strip(),
+        hint=f"Check DATABASES[{using!r}] and that the server is running.",
+        id="robust_queue.E024",
+    )
+
+
+def unused_worker_queues(using: str, selectors: Iterable[str]) -> list[checks.CheckMessage]:
+    """Warning W020 for each of ``selectors`` that matches no queue in use
+    (the selector is the message's ``obj``); ``health`` reports them too."""
+    known = _known_queues(using)
+    return [
+        checks.Warning(
+            f"Worker queue {selector!r} is used by no task Robust Queue knows "
+            "of: a worker polling it may wait forever.",
+            hint=(
+                _did_you_mean(selector, known)
+                + f"Queues in use: {', '.join(sorted(known)) or 'none found'} (from the "
+                "tasks of each app's tasks module and ROBUST_QUEUE['task_modules'], "
+                "TASKS[...]['QUEUES'], recurring tasks and waiting jobs). Check the "
+                "spelling, or list the module that holds the task in task_modules."
+            ),
+            obj=selector,
+            id="robust_queue.W020",
+        )
+        for selector in sorted(set(selectors) - {"*"})
+        if not _matches(selector, known)
+    ]
+
+
+def _unpolled_queues(config: SupervisorConfig) -> list[checks.CheckMessage]:
+    if not config.workers:
+        return []  # --only-dispatch: the workers run elsewhere
+    selectors = tuple(s for worker in config.workers for s in worker.queues)
+    paused = set(Pause.objects.using(config.database).values_list("queue_name", flat=True))
+    ready = ReadyExecution.objects.using(config.database).queue_names()
+    return [
+        checks.Warning(
+            f"Queue {name!r} has ready jobs but no worker polls it: they wait until one does.",
+            hint=(
+                f"Workers poll {', '.join(repr(s) for s in selectors)}. Add {name!r} "
+                "to a worker's queues (ROBUST_QUEUE['workers'] or --queues), or use '*'."
+            ),
+            id="robust_queue.W021",
+        )
+        for name in ready
+        if name not in paused and not _matches_any(selectors, name)
+    ]
+
+
+def _did_you_mean(name: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(name.rstrip("*"), sorted(known), n=1)
+    return f"Did you mean {close[0]!r}? " if close else ""
+
+
+def _known_queues(using: str) -> set[str]:
+    """Queue names that tasks use, as far as Robust Queue can tell."""
+    names = {task.queue_name for task in discovery.discover().tasks()}
+    for alias in conf.robust_queue_aliases():
+        names |= set(task_backends[alias].queues)
+    definitions = [*recurrence.declared(), *recurrence.from_settings()[0]]
+    names |= {d.queue_name for d in definitions if d.queue_name}
+    names |= set(ReadyExecution.objects.using(using).queue_names())
+    scheduled = ScheduledExecution.objects.using(using).values_list("queue_name", flat=True)
+    return names | set(scheduled.order_by().distinct())
+
+
+def _matches(selector: str, names: set[str]) -> bool:
+    return any(_matches_any((selector,), name) for name in names)
+
+
+def _matches_any(selectors: tuple[str, ...], name: str) -> bool:
+    polled = {queue for queue, _ in plan_for(selectors, [name], set())}
+    return None in polled or name in polled

@@ -1,0 +1,127 @@
+"""The backend's ``task_class``: Django's ``Task`` plus Robust Queue options.
+
+The options are fields, so ``.using()`` copies keep them; the decorators
+stacked over ``@task`` (``@limits_concurrency``, ``@retry``) return a copy
+with the option set. Django passes extra ``@task`` keyword arguments to the
+backend's task class, so they can be declared there too, as the decorator's
+options in a dict::
+
+    @task(limits_concurrency={"key": lambda account: account, "to": 2})
+    def sync(account): ...
+
+which is the same as stacking ``@limits_concurrency(...)`` over ``@task``.
+Likewise ``@task(unique=True)`` or ``@task(unique={"within": ...})`` is
+``@unique(...)`` (see ``uniqueness.py``), ``@task(time_limit=30)`` is
+``@time_limit(30)`` (``time_limits.py``), ``@task(tags=[...])`` is
+``@tags(...)`` (``tagging.py``), ``@task(retain={...})`` is
+``@retain(...)`` (``task_retention.py``), and ``@task(rate_limit={...})``
+is ``@rate_limit(...)`` (``rate_limits.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from django.utils.module_loading import import_string
+
+from ..compat import Task
+from ..exceptions import ConfigurationError
+from . import time_limits
+from .concurrency import ConcurrencyLimit, concurrency_limit
+from .rate_limits import Rate, rate_from
+from .retries import RetryPolicy, retry_policy
+from .tagging import checked_tags
+from .task_retention import TaskRetention, retention_from
+from .uniqueness import Uniqueness, uniqueness_from
+
+# What Task.using() may change; everything else comes from the declaration.
+USING_FIELDS = ("priority", "queue_name", "run_after", "backend")
+
+if TYPE_CHECKING:
+    # The backport's Task is generic (arguments, return value); Django's is
+    # not subscriptable at run time.
+    _TaskBase: TypeAlias = Task[..., Any]
+else:
+    _TaskBase = Task
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RobustQueueTask(_TaskBase):
+    limits_concurrency: ConcurrencyLimit | Mapping[str, Any] | None = None
+    retry: RetryPolicy | Mapping[str, Any] | None = None
+    # True, a dict of unique() options, or (once built) a Uniqueness.
+    unique: Uniqueness | Mapping[str, Any] | bool | None = None
+    # Seconds (a timedelta is turned into seconds); time_limits.py.
+    time_limit: float | timedelta | None = None
+    # Tags of every job of the task (tagging.py), sorted and distinct.
+    tags: Sequence[str] | None = None
+    # A dict of retain() options or (once built) a TaskRetention.
+    retain: TaskRetention | Mapping[str, Any] | None = None
+    # A dict of rate_limit() options or (once built) a Rate.
+    rate_limit: Rate | Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self._set_option("limits_concurrency", ConcurrencyLimit, concurrency_limit)
+        self._set_option("retry", RetryPolicy, retry_policy)
+        if self.unique is False:
+            object.__setattr__(self, "unique", None)
+        elif self.unique is not None:
+            object.__setattr__(self, "unique", uniqueness_from(self.unique))
+        if self.rate_limit is not None:
+            object.__setattr__(self, "rate_limit", rate_from(self.rate_limit))
+        if self.retain is not None:
+            object.__setattr__(self, "retain", retention_from(self.retain))
+        if self.tags is not None:
+            object.__setattr__(self, "tags", checked_tags(self.tags, "@task(tags=...)") or None)
+        if self.time_limit is not None:
+            seconds = time_limits.as_seconds(self.time_limit, "@task(time_limit=...)")
+            object.__setattr__(self, "time_limit", seconds)
+        # After the options: the backend registers the task as it is.
+        # Explicit base call: zero-argument super() breaks in slotted
+        # dataclasses on Python 3.11.
+        Task.__post_init__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Options may hold lambdas (a concurrency key), which pickle cannot
+        # carry: a task travels as its declaration's path plus what
+        # .using() changed, and is rebuilt from the declaration.
+        changes = {name: getattr(self, name) for name in USING_FIELDS}
+        return (_unpickle, (self.module_path, changes))
+
+    def _set_option(
+        self,
+        name: str,
+        kind: type[ConcurrencyLimit] | type[RetryPolicy],
+        build: Callable[..., object],
+    ) -> None:
+        """Turn the dict form of option ``name`` into its value object;
+        ``ConfigurationError`` if it is not valid."""
+        value = getattr(self, name)
+        if value is None:
+            return
+        if isinstance(value, kind):
+            errors = value.validate()
+            if errors:
+                raise ConfigurationError(f"@task({name}=...): " + " ".join(errors))
+            return
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(
+                f"@task({name}=...) takes a dict of {name}() options, not {value!r}."
+            )
+        try:
+            option = build(**value)
+        except TypeError as exc:
+            raise ConfigurationError(f"@task({name}=...): {exc}") from exc
+        object.__setattr__(self, name, option)
+
+
+def _unpickle(task_path: str, changes: dict[str, Any]) -> Task[..., Any]:
+    task = import_string(task_path)
+    if not isinstance(task, RobustQueueTask):
+        raise ConfigurationError(
+            f"{task_path!r} no longer names a Robust Queue task: cannot unpickle it."
+        )
+    return replace(task, **changes)

@@ -1,0 +1,261 @@
+"""Running one claimed job and finalizing it exactly once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError
+from django.utils import timezone
+
+from .. import conf
+from ..arguments import decode_arguments, storable_return_value
+from ..compat import Task, TaskContext, TaskResult, TaskResultStatus, task_finished, task_started
+from ..exceptions import DeserializationError, ReturnValueError, Snooze
+from ..models.error_record import error_record
+from ..options import retries
+from ..options.registry import rebuild_task
+from . import attempt_log, enqueue_metadata, rate_gate
+from .finalizing import Finalized, record_failure, record_snooze, record_success
+from .results import build_result, task_errors
+
+if TYPE_CHECKING:
+    from ..models import ClaimedExecution, Job, NextClaim
+
+logger = logging.getLogger(__name__)
+
+_ARGUMENTS_SHAPE = "{'args': [...], 'kwargs': {...}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A job's call of its task, with its parts: a guard can run an
+    ``async def`` task in an event loop it can cancel."""
+
+    task: Task[..., Any]
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+    def __call__(self) -> Any:
+        return self.task.call(*self.args, **self.kwargs)
+
+
+# Runs a job's body: (claim, task, body) -> the body's value.
+Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
+
+
+def perform(
+    claimed: ClaimedExecution,
+    on_outcome: Callable[[], None] | None = None,
+    guard: Guard | None = None,
+    on_recorded: Callable[[], None] | None = None,
+    then: Callable[[], NextClaim | None] | None = None,
+) -> bool:
+    """Run ``claimed``'s task; True if this call finalized the job (False
+    also when a rate-limited job goes back in line, ``rate_gate.py``).
+
+    ``on_outcome`` is called once the outcome is known (the body ran, or
+    cannot run), before it is written: from then on the job must never go
+    back to ready. ``on_recorded`` is called once it is written (or the
+    claim was found gone): nothing is left to keep claimed. ``guard`` runs
+    the body (a worker's watchdog: time limits, cancellation). ``then``:
+    asked once the body succeeded, what to claim for the thread's next job
+    with the same commit (``NextClaim``); not asked on any other outcome.
+    """
+    job = claimed.job
+    on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
+    if job.rate_key and not rate_gate.may_start(claimed):
+        on_recorded()
+        return False
+    attempt = attempt_log.Attempt(job)
+    attempt.started()
+    try:
+        task = rebuild_task(job)
+        _check_arguments_shape(job)
+        result = _running_result(task, job)
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded
+        logger.error("Job %s cannot run: %s", job.result_id, exc)
+        on_outcome()
+        finalized = record_failure(claimed, error_record(exc))
+        on_recorded()
+        attempt.finished(_outcome(finalized, attempt_log.FAILED))
+        return finalized is not Finalized.SKIPPED
+    finalized, outcome = _perform_task(
+        claimed, task, result, (on_outcome, on_recorded), guard or _unguarded, then
+    )
+    attempt.finished(_outcome(finalized, outcome))
+    return finalized is not Finalized.SKIPPED
+
+
+def _outcome(finalized: Finalized, outcome: str) -> str:
+    if finalized is Finalized.SKIPPED:
+        return attempt_log.SKIPPED
+    return attempt_log.FAILED if finalized is Finalized.REPLACED else outcome
+
+
+def _running_result(task: Task[..., Any], job: Job) -> TaskResult[Any]:
+    """The RUNNING result the body and the signals see.
+
+    The stored (JSON) arguments for now; _run() decodes them once, inside
+    the failure boundary, and puts the real values on the result. Raises
+    ``DeserializationError`` if the row cannot be read back (a hand-edited
+    column): the job fails instead of staying claimed.
+    """
+    try:
+        return build_result(
+            task, job, status=TaskResultStatus.RUNNING, shown=(job.args, job.kwargs)
+        )
+    except Exception as exc:
+        raise DeserializationError(
+            f"Job {job.result_id}'s stored row cannot be read back: {exc!r}"
+        ) from exc
+
+
+def _perform_task(
+    claimed: ClaimedExecution,
+    task: Task[..., Any],
+    result: TaskResult[Any],
+    hooks: tuple[Callable[[], None], Callable[[], None]],
+    guard: Guard,
+    then: Callable[[], NextClaim | None] | None = None,
+) -> tuple[Finalized, str]:
+    """Run the body, record its outcome and send ``task_finished``.
+
+    ``hooks``: perform()'s (on_outcome, on_recorded). Returns how it was
+    recorded and the attempt's outcome (attempt_log).
+    """
+    on_outcome, on_recorded = hooks
+    job = claimed.job
+    sender = type(task.get_backend())
+    try:
+        value = _run(claimed, task, result, guard)
+    except Snooze as snooze:
+        on_outcome()
+        finalized = _snoozed(claimed, snooze, result)
+        on_recorded()
+        _finished(finalized, sender, result)
+        return finalized, attempt_log.SNOOZED
+    except BaseException as exc:  # noqa: BLE001 - every failure is recorded
+        on_outcome()
+        retry_in = _retry_in(task, job, exc)
+        finalized = record_failure(claimed, error_record(exc), retry_in)
+        on_recorded()
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+        _finished(finalized, sender, result)
+        return finalized, attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
+    on_outcome()
+    finalized = record_success(claimed, value, then() if then is not None else None)
+    on_recorded()
+    if finalized is Finalized.REPLACED:
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+    else:
+        _settle(result, TaskResultStatus.SUCCESSFUL, return_value=value)
+    _finished(finalized, sender, result)
+    return finalized, attempt_log.SUCCESSFUL
+
+
+def _snoozed(claimed: ClaimedExecution, snooze: Snooze, result: TaskResult[Any]) -> Finalized:
+    """Record a run that raised ``Snooze`` (``snoozing.py``)."""
+    finalized = record_snooze(claimed, snooze.delay)
+    if finalized is Finalized.REPLACED:
+        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+    else:
+        # Waiting again: task_finished still closes what task_started
+        # opened (a trace span), with the job's real status.
+        object.__setattr__(result, "status", TaskResultStatus.READY)
+    return finalized
+
+
+def _finished(finalized: Finalized, sender: type[Any], result: TaskResult[Any]) -> None:
+    """``task_finished`` to every receiver. The outcome is recorded: one
+    that raises is logged as such and does not keep the others from it.
+
+    A skipped outcome is not the job's: its claim was gone (the process
+    was pruned, or a stuck thread's watchdog recorded it long ago).
+    """
+    if finalized is Finalized.SKIPPED:
+        return
+    for receiver, response in task_finished.send_robust(sender=sender, task_result=result):
+        if isinstance(response, Exception):
+            logger.error(
+                "A task_finished receiver (%s) raised for job %s; its outcome is recorded: %r",
+                getattr(receiver, "__qualname__", receiver),
+                result.id,
+                response,
+                exc_info=response,
+            )
+
+
+def _run(
+    claimed: ClaimedExecution, task: Task[..., Any], result: TaskResult[Any], guard: Guard
+) -> Any:
+    args, kwargs = _decode_arguments(claimed)
+    object.__setattr__(result, "args", args)
+    object.__setattr__(result, "kwargs", kwargs)
+    if task.takes_context:
+        args = [TaskContext(task_result=result), *args]
+    with enqueue_metadata.running(result.id, claimed.job.metadata):
+        task_started.send(sender=type(task.get_backend()), task_result=result)
+        value = guard(claimed, task, Body(task, list(args), kwargs))
+    limit = conf.max_return_value_bytes(claimed.job.backend_alias)
+    try:
+        return storable_return_value(value, max_bytes=limit)
+    except ReturnValueError as exc:
+        raise ReturnValueError(
+            f"Task {task.module_path} returned a value that cannot be stored: {exc}"
+        ) from exc
+
+
+def _check_arguments_shape(job: Job) -> None:
+    """Raise ``DeserializationError`` unless the stored arguments column
+    holds ``{'args': [...], 'kwargs': {...}}`` (it may be hand-edited)."""
+    data = job.arguments
+    if not (
+        isinstance(data, Mapping)
+        and isinstance(data.get("args", []), list)
+        and isinstance(data.get("kwargs", {}), Mapping)
+    ):
+        raise DeserializationError(
+            f"Job {job.result_id}'s stored arguments are not {_ARGUMENTS_SHAPE}: "
+            f"{str(data)[:200]!r}"
+        )
+
+
+def _decode_arguments(claimed: ClaimedExecution) -> tuple[list[Any], dict[str, Any]]:
+    """The task's real arguments; ``DeserializationError`` if they cannot
+    be rebuilt (a database error stays what it is)."""
+    job = claimed.job
+    try:
+        return decode_arguments(job.arguments, using=claimed._state.db)
+    except (DeserializationError, DatabaseError):
+        raise
+    except Exception as exc:
+        raise DeserializationError(
+            f"Job {job.result_id}'s arguments cannot be decoded: {exc!r}"
+        ) from exc
+
+
+def _retry_in(task: Task[..., Any], job: Job, exc: BaseException) -> timedelta | None:
+    # The task in hand carries its policy: no second look-up. Never
+    # raises: a policy that cannot decide is logged there, not retried.
+    return retries.retry_in(task, exc, attempt=job.retry_attempt, job=job.result_id)
+
+
+def _settle(result: TaskResult[Any], status: TaskResultStatus, **changes: Any) -> None:
+    object.__setattr__(result, "status", status)
+    object.__setattr__(result, "finished_at", timezone.now())
+    if "return_value" in changes:
+        object.__setattr__(result, "_return_value", changes["return_value"])
+    if "errors" in changes:
+        object.__setattr__(result, "errors", task_errors(changes["errors"]))
+
+
+def _nothing() -> None:
+    pass
+
+
+def _unguarded(claimed: ClaimedExecution, task: Task[..., Any], body: Body) -> Any:
+    return body()
