@@ -53,7 +53,8 @@ class Progress:
     once it has done that many) says so and logs its progress at most
     every ``every`` s; a smaller one logs only its summary, and only if
     it did something and ``summary`` is set (routine upkeep every minute
-    is not news).
+    is not news). ``more``: the count stopped at ``total``, there may be
+    more.
     """
 
     def __init__(
@@ -63,6 +64,7 @@ class Progress:
         *,
         report: Report | None = None,
         summary: bool = True,
+        more: bool = False,
         every: float = PROGRESS_EVERY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -71,7 +73,9 @@ class Progress:
         self.summary, self.every, self.clock = summary, every, clock
         self._started = self._reported = clock()
         if self.large:
-            self.report("Clearing %d %s, in batches", total, what)
+            self.report("Clearing %s%d %s, in batches", "more than " if more else "", total, what)
+        # Progress against a total only when it is the real one.
+        self._of = None if more else total
 
     @property
     def large(self) -> bool:
@@ -96,13 +100,13 @@ class Progress:
         if self.large and now - self._reported >= self.every:
             self._reported = now
             rate = self.done / max(now - self._started, 1e-9)
-            if self.total is None:
+            if self._of is None:
                 self.report("Clearing %s: %d so far, %.0f/s", self.what, self.done, rate)
                 return
-            share = 100.0 * self.done / max(self.total, 1)
+            share = 100.0 * self.done / max(self._of, 1)
             self.report(
                 "Clearing %s: %d of %d done (%.0f%%), %.0f/s",
-                *(self.what, self.done, self.total, share, rate),
+                *(self.what, self.done, self._of, share, rate),
             )
 
     def finish(self) -> None:

@@ -39,6 +39,9 @@ from .locking import delete_by_pk, lock_by_pk
 from .sql.deadlocks import retry_on_lock_conflict
 
 DEFAULT_BATCH_SIZE = 500
+# A pass counts what it will clear up to this many rows: counting every
+# row of a huge history would itself hold up a supervisor's tick.
+COUNT_AT_MOST = 1_000_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,8 +113,10 @@ class Retention:
     ) -> Iterator[tuple[str, int]]:
         of_task = f" of {self.task_path}" if self.task_path else ""
         what = f"{kind} job(s) older than {older_than}{of_task}"
+        total = rows.order_by()[:COUNT_AT_MOST].count()
         # A caller that reports itself prints its own total at the end.
-        progress = Progress(what, rows.count(), report=report, summary=report is None)
+        summary, more = report is None, total >= COUNT_AT_MOST
+        progress = Progress(what, total, report=report, summary=summary, more=more)
         for handled in progress.track(each_batch(batch, self.batch_size)):
             yield kind, handled
 

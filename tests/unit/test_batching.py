@@ -94,6 +94,17 @@ class ProgressTests(SimpleTestCase):
             ],
         )
 
+    def test_a_pass_counted_up_to_a_cap_says_there_may_be_more(self) -> None:
+        list(self.progress(LARGE, more=True).track(self.batches(10)))
+        self.assertEqual(
+            self.lines,
+            [
+                f"Clearing more than {LARGE} old rows, in batches",
+                "Clearing old rows: 10000 so far, 1000/s",
+                "Cleared 10000 old rows in 10.0 s",
+            ],
+        )
+
     def test_a_pass_given_up_says_where_it_stopped(self) -> None:
         steps = self.progress(LARGE).track(self.batches(10))
         next(steps)

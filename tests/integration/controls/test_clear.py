@@ -117,6 +117,20 @@ class ClearTests(TestCase):
         )
         self.assertRegex(logs.output[-1], "Cleared 6 finished job\\(s\\) older than 1 day")
 
+    def test_a_pass_counts_up_to_a_cap(self) -> None:
+        """Counting a huge history would itself take long: past the cap,
+        the log says "more than"."""
+        with (
+            mock.patch.object(batching, "LARGE", 2),
+            mock.patch.object(retention, "COUNT_AT_MOST", 3),
+        ):
+            output = self.clear("--older-than", "1d", "--batch-size", "2")
+        self.assertEqual(
+            output.splitlines()[0],
+            "Clearing more than 3 finished job(s) older than 1 day, 0:00:00, in batches",
+        )
+        self.assertIn("Deleted 6 finished and 0 failed job(s).", output)
+
     def test_bad_options_are_rejected(self) -> None:
         with self.assertRaises(CommandError):
             self.clear("--older-than", "soon")
