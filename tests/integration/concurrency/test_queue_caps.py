@@ -21,7 +21,8 @@ from robust_queue.processes.selector import QueueSelector
 from robust_queue.processes.worker import Worker
 from robust_queue.running.performing import perform
 from testproject import tasks
-from tests.helpers import make_process, run_in_threads
+from tests.connections import waiting_on_locks
+from tests.helpers import make_process, run_in_threads, wait_until
 
 CAP = 5
 JOBS = 120
@@ -136,42 +137,43 @@ class QueueCapLockTests(TransactionTestCase):
 
     def test_a_held_cap_lock_does_not_slow_other_queues(self) -> None:
         """While a claim of ``mail`` holds its lock row, ``default`` is
-        claimed at once, and ``mail``'s next claim waits for the commit."""
+        claimed at once, and ``mail``'s next claim waits for the commit:
+        the lock is let go only once ``default``'s claim has returned and
+        ``mail``'s waits on it (facts, not durations)."""
         _enqueue(3)
         _enqueue(3, "default")
         QueueCap.objects.create(queue_name="mail")
         locked, release = threading.Event(), threading.Event()
-        timings: dict[str, float] = {}
+        ended: dict[str, float] = {}
 
         def hold() -> None:
             with transaction.atomic():
                 QueueCap.objects.lock("mail")
                 locked.set()
-                release.wait(10)
+                release.wait(60)
 
         def claim_default() -> int:
             locked.wait(10)
-            started = time.monotonic()
             count = len(_claim(10, self.process, "default", None))
-            timings["default"] = time.monotonic() - started
+            ended["default"] = time.monotonic()
             return count
 
         def claim_mail() -> int:
             locked.wait(10)
-            started = time.monotonic()
             count = len(_claim(10, self.process))
-            timings["mail"] = time.monotonic() - started
+            ended["mail"] = time.monotonic()
             return count
 
         def let_go() -> None:
             locked.wait(10)
-            time.sleep(1.0)
+            wait_until(lambda: "default" in ended and waiting_on_locks(), timeout=30)
+            ended["released"] = time.monotonic()
             release.set()
 
         _, default, mail, _ = run_in_threads([hold, claim_default, claim_mail, let_go])
         self.assertEqual((default, mail), (3, 3))
-        self.assertLess(timings["default"], 0.5)
-        self.assertGreater(timings["mail"], 0.5)
+        self.assertLess(ended["default"], ended["released"])
+        self.assertGreater(ended["mail"], ended["released"])
 
 
 QUEUES = {"queues": {"mail": {"max_concurrency": 2}, "sms": {"max_concurrency": 1}}}

@@ -15,7 +15,8 @@ import robust_queue
 from robust_queue.models import BlockedExecution, Job, RateLimit, ReadyExecution
 from testproject import coordination_tasks as co
 from testproject import tasks
-from tests.helpers import make_process, run_in_threads
+from tests.connections import waiting_on_locks
+from tests.helpers import make_process, run_in_threads, wait_until
 
 ENQUEUERS = 8
 PER_THREAD = 5
@@ -49,7 +50,7 @@ class RateLimitRaceTests(TransactionTestCase):
         robust_queue.enqueue_all([(tasks.add, (i, i), {}) for i in range(3)])
         process = make_process()
         locked, release = threading.Event(), threading.Event()
-        timings: dict[str, float] = {}
+        ended: dict[str, float] = {}
 
         def hold() -> None:
             with transaction.atomic():
@@ -57,18 +58,21 @@ class RateLimitRaceTests(TransactionTestCase):
                     key="testproject.coordination_tasks.rated/hot"
                 )
                 locked.set()
-                release.wait(10)
+                release.wait(60)
 
         def timed(name: str, action: object) -> object:
             locked.wait(10)
-            started = time.monotonic()
             value = action()  # type: ignore[operator]
-            timings[name] = time.monotonic() - started
+            ended[name] = time.monotonic()
             return value
 
         def let_go() -> None:
+            # Facts, not durations: the claim and the other key's enqueue
+            # have returned, and the hot key's waits on the lock.
             locked.wait(10)
-            time.sleep(1.0)
+            done = ("claim", "other key")
+            wait_until(lambda: all(n in ended for n in done) and waiting_on_locks(), timeout=30)
+            ended["released"] = time.monotonic()
             release.set()
 
         # The jobs enqueued meanwhile go to another queue: the claim's count
@@ -92,9 +96,9 @@ class RateLimitRaceTests(TransactionTestCase):
             ]
         )
         self.assertEqual(claimed, 5, "the two keys' ready jobs and the plain ones")
-        self.assertLess(timings["claim"], 0.5)
-        self.assertLess(timings["other key"], 0.5)
-        self.assertGreater(timings["hot key"], 0.5)
+        self.assertLess(ended["claim"], ended["released"])
+        self.assertLess(ended["other key"], ended["released"])
+        self.assertGreater(ended["hot key"], ended["released"])
 
     def test_the_release_skips_a_key_another_transaction_holds(self) -> None:
         for n in range(3):
