@@ -6,9 +6,9 @@ are skipped. Pauses and queue names are cached for ``CACHE_SECONDS``.
 With a rotating ``order`` (``queue_order.py``) each ``plan()`` is one claim
 round and starts at the next queue; ``*`` then expands to queue names too.
 
-Task pauses come with queue pauses in the same read; the claim checks them
+Task pauses come with queue pauses in the same read; the claim checks both
 again in its own snapshot (``ReadyExecution.objects.claim``), so a stale
-cache never lets a paused task's job through.
+cache never lets a paused queue's or task's job through.
 """
 
 from __future__ import annotations
