@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import dateparse, timezone
 
 if TYPE_CHECKING:
-    from . import Job
+    from .job_row import JobRow
 
 ATTEMPT = "attempt"
 WORKER_ID = "worker_id"
@@ -23,7 +23,7 @@ STARTED_AT = "started_at"
 ENDED_AT = "ended_at"
 
 
-def stamped(error: dict[str, str], job: Job, ended_at: datetime | None = None) -> dict[str, Any]:
+def stamped(error: dict[str, str], job: JobRow, ended_at: datetime | None = None) -> dict[str, Any]:
     """``error`` with the attempt of ``job`` that it ended: its number, its
     worker, its start (the claim's) and its end (``ended_at``, now)."""
     workers = stored_worker_ids(job.worker_ids)

@@ -36,7 +36,7 @@ from .clock import DatabaseNow, database_now
 from .opaque import opaque_id
 
 if TYPE_CHECKING:
-    from .job import Job
+    from .job_row import JobRow
 
 DEFAULT_BATCH_SIZE = 100
 BATCH_ID_BYTES = 24
@@ -58,7 +58,7 @@ class Progress:
 
 
 class BatchMemberQuerySet(models.QuerySet["BatchMember"]):
-    def join_all(self, jobs: Sequence[Job]) -> None:
+    def join_all(self, jobs: Sequence[JobRow]) -> None:
         """Add ``jobs`` (saved, with ``pending_batch``) to their batches;
         the caller holds the enqueue's transaction."""
         self.bulk_create(

@@ -8,17 +8,18 @@ concurrency slot back after commit. A running job gets a stored request
 attempt, when it ends, is counted as a failed attempt like any other
 (``ClaimedExecution.fail``), not here.
 
-Below ``job.py``: the execution tables are reached through the job's
-reverse one-to-one fields (``job_state.execution_manager``), never imported.
+Below ``job.py``: the job is a ``JobRow``; its table and the execution
+tables are reached through it (``job_manager``, its reverse one-to-one
+fields: ``job_state.execution_manager``), never imported.
 """
 
 from __future__ import annotations
 
 import enum
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from .. import signals
@@ -26,13 +27,11 @@ from ..compat import TaskResultDoesNotExist
 from ..exceptions import JobCancelledError, NotCancellableError
 from .attempt_history import ATTEMPT
 from .error_record import error_record, stored_errors
+from .job_row import JobRow, job_manager
 from .job_state import WAITING_STATES, JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
 from .sql.deadlocks import retry_on_lock_conflict
 from .statistics import record_jobs
-
-if TYPE_CHECKING:
-    from .job import Job
 
 # A job that moves between reading its state and locking it is read again.
 MAX_TRIES = 5
@@ -43,7 +42,7 @@ class CancelOutcome(enum.Enum):
     REQUESTED = "requested"  # it is running: its worker stops it
 
 
-def cancel_job(job: Job) -> CancelOutcome:
+def cancel_job(job: JobRow) -> CancelOutcome:
     """Cancel ``job``: see ``Job.cancel()``."""
     using = job._state.db or "default"
     for _ in range(MAX_TRIES):
@@ -58,30 +57,30 @@ def cancel_job(job: Job) -> CancelOutcome:
     raise NotCancellableError(f"Job {job.result_id} kept changing state; try cancelling it again.")
 
 
-def _after_cancel(job: Job, using: str, holds_slot: bool) -> None:
+def _after_cancel(job: JobRow, using: str, holds_slot: bool) -> None:
     # After commit: none of this may undo the cancel.
     record_jobs([(job.queue_name, job.task_path)], using=using, column="discarded")
     if holds_slot:
-        execution_manager(type(job), JobState.BLOCKED, using).release_slot_of(job)
+        execution_manager(job._meta.model, JobState.BLOCKED, using).release_slot_of(job)
     signals.job_cancelled.send(sender=type(job), job=job, error=job.errors[-1])
 
 
-def _cancel_once(job: Job, using: str) -> tuple[CancelOutcome | None, Job, bool]:
+def _cancel_once(job: JobRow, using: str) -> tuple[CancelOutcome | None, JobRow, bool]:
     """One try in one transaction: the outcome (None if the job moved
     meanwhile), the job as it is now, and whether it held a slot."""
-    jobs = type(job).objects.using(using)
+    jobs = job_manager(job, using)
     with transaction.atomic(using=using):
         for state in WAITING_STATES:
-            manager = execution_manager(type(job), state, using)
+            manager = execution_manager(job._meta.model, state, using)
             locked = lock_by_pk(manager.filter(job_id=job.pk))
             if locked:
                 delete_by_pk(manager, [pk for (pk,) in locked])
                 cancelled = _fail(jobs, job.pk, using)
                 holds_slot = state == JobState.READY and bool(cancelled.concurrency_key)
                 return CancelOutcome.CANCELLED, cancelled, holds_slot
-        if _request_stop(type(job), job.pk, using):
+        if _request_stop(job._meta.model, job.pk, using):
             return CancelOutcome.REQUESTED, job, False
-        current = jobs.with_executions().filter(pk=job.pk).first()
+        current: JobRow | None = jobs.with_executions().filter(pk=job.pk).first()
     if current is None:
         raise TaskResultDoesNotExist(f"Job {job.result_id} no longer exists.")
     if current.is_finished or hasattr(current, "failed_execution"):
@@ -93,18 +92,18 @@ def _cancel_once(job: Job, using: str) -> tuple[CancelOutcome | None, Job, bool]
     return None, job, False
 
 
-def _fail(jobs: Any, job_pk: int, using: str) -> Job:
-    job: Job = jobs.select_for_update().get(pk=job_pk)
+def _fail(jobs: Any, job_pk: int, using: str) -> JobRow:
+    job: JobRow = jobs.select_for_update().get(pk=job_pk)
     # Attempt 0: this failure ended no attempt (the job was waiting), which
     # readers must not pair with an earlier, released one.
     error = {**error_record(JobCancelledError(f"Job {job.result_id} was cancelled.")), ATTEMPT: 0}
     job.errors = [*stored_errors(job.errors), error]
     job.save(update_fields=["errors"])
-    execution_manager(type(job), JobState.FAILED, using).create(job=job, error=error)
+    execution_manager(job._meta.model, JobState.FAILED, using).create(job=job, error=error)
     return job
 
 
-def _request_stop(job_model: type[Job], job_pk: int, using: str) -> bool:
+def _request_stop(job_model: type[models.Model], job_pk: int, using: str) -> bool:
     """Store the request on the job's claim; True if it is running."""
     claims = execution_manager(job_model, JobState.CLAIMED, using).filter(job_id=job_pk)
     if claims.filter(cancel_requested_at__isnull=True).update(cancel_requested_at=timezone.now()):

@@ -31,7 +31,6 @@ from .statistics import record_jobs
 if TYPE_CHECKING:
     from ..compat import Task
     from ..options.concurrency import ConcurrencyLimit
-    from .execution import Execution
 
 RESULT_ID_BYTES = 32
 RESULT_ID_MAX_LENGTH = 64
@@ -346,7 +345,10 @@ class Job(models.Model):
         raise LookupError(f"Job {self.pk} has no execution and is not finished.")
 
     @property
-    def execution(self) -> Execution | None:
+    def execution(self) -> models.Model | None:
+        """The execution row the job holds (an ``execution.Execution``);
+        None if it has finished."""
+        # Typed as a model: execution.py imports this module.
         accessor = EXECUTION_ACCESSORS.get(self.state)
         return getattr(self, accessor) if accessor else None
 

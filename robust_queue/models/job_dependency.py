@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import models, transaction
 from django.db.models import Exists, OuterRef, Subquery
@@ -32,13 +32,11 @@ from django.db.models import Exists, OuterRef, Subquery
 from ..exceptions import DependencyError, DependencyFailedError
 from .clock import DatabaseNow
 from .error_record import error_record
+from .job_row import J, JobRow
 from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
 from .sql.deadlocks import retry_on_lock_conflict
 from .statistics import record_jobs
-
-if TYPE_CHECKING:
-    from .job import Job
 
 # The blocked key of a job waiting for its parents. Concurrency groups may
 # not start with it (concurrency.py); concurrency upkeep skips it.
@@ -50,7 +48,7 @@ MAX_ROUNDS = 20
 
 
 class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
-    def parents_of(self, jobs: Sequence[Job]) -> dict[str, int]:
+    def parents_of(self, jobs: Sequence[JobRow]) -> dict[str, int]:
         """The job id of every parent ``jobs`` name (``pending_parents``).
 
         Raises ``DependencyError`` (before anything is written) for a
@@ -70,7 +68,7 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
                 _check_parent(job, result_id, found.get(result_id), self.db)
         return {result_id: pk for result_id, (pk, _, _) in found.items()}
 
-    def wait_all(self, jobs: Sequence[Job], parents: Mapping[str, int]) -> list[Job]:
+    def wait_all(self, jobs: Sequence[J], parents: Mapping[str, int]) -> list[J]:
         """Make each of ``jobs`` (just inserted) wait on those of its
         parents that have not finished; return the jobs left with none.
 
@@ -85,8 +83,8 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
             raise DependencyError(f"Parent job(s) {missing} were deleted while enqueueing.")
         done = {pk for pk in ids if finished[pk] is not None}
         rows: list[JobDependency] = []
-        waiting: list[Job] = []
-        free: list[Job] = []
+        waiting: list[J] = []
+        free: list[J] = []
         for job in jobs:
             pending = sorted({parents[r] for r in job.pending_parents} - done)
             rows += [JobDependency(job_id=job.pk, parent_id=pk) for pk in pending]
@@ -214,8 +212,9 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
             pk=OuterRef("parent_id"), finished_at__isnull=True, failed_execution__isnull=True
         )
 
-    def _job_model(self) -> type[Job]:
-        model: type[Job] = self.model._meta.get_field("job").related_model  # type: ignore[assignment]
+    def _job_model(self) -> type[models.Model]:
+        model = self.model._meta.get_field("job").related_model
+        assert isinstance(model, type) and issubclass(model, models.Model)
         return model
 
     def _jobs(self) -> Any:
@@ -223,7 +222,7 @@ class JobDependencyQuerySet(models.QuerySet["JobDependency"]):
 
 
 def _check_parent(
-    job: Job, result_id: str, found: tuple[int, str, bool] | None, using: str
+    job: JobRow, result_id: str, found: tuple[int, str, bool] | None, using: str
 ) -> None:
     if found is None:
         raise DependencyError(
@@ -242,7 +241,7 @@ def _check_parent(
         )
 
 
-def _waiting_row(model: type[models.Model], job: Job) -> models.Model:
+def _waiting_row(model: type[models.Model], job: JobRow) -> models.Model:
     # expires_at means nothing for this key (concurrency upkeep skips it).
     return model(
         job=job,

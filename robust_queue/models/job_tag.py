@@ -15,11 +15,11 @@ from django.db import models
 from ..options.tagging import TAG_MAX_LENGTH
 
 if TYPE_CHECKING:
-    from .job import Job
+    from .job_row import JobRow
 
 
 class JobTagQuerySet(models.QuerySet["JobTag"]):
-    def create_all(self, jobs: Sequence[Job]) -> None:
+    def create_all(self, jobs: Sequence[JobRow]) -> None:
         """Write the ``pending_tags`` of ``jobs`` (saved already); the
         caller holds the enqueue's transaction."""
         rows = [JobTag(job_id=job.pk, tag=tag) for job in jobs for tag in job.pending_tags]

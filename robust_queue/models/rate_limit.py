@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from django.apps import apps
 from django.db import models, transaction
@@ -23,12 +22,10 @@ from django.utils import timezone
 from ..options.rate_limits import WAITING_PREFIX, Rate, limit_for
 from .batching import each_batch
 from .clock import DatabaseNow, database_now
+from .job_row import J, JobRow, job_manager
 from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_with_jobs
 from .sql import dialect_for
-
-if TYPE_CHECKING:
-    from .job import Job
 
 DEFAULT_BATCH_SIZE = 100
 # A key whose task no longer has a rate limit releases this many a round.
@@ -36,21 +33,21 @@ UNLIMITED_RELEASE = 500
 
 
 class RateLimitQuerySet(models.QuerySet["RateLimit"]):
-    def admit_all(self, jobs: Sequence[Job], now: dt.datetime) -> list[Job]:
+    def admit_all(self, jobs: Sequence[J], now: dt.datetime) -> list[J]:
         """Count due ``jobs`` against their keys' windows at ``now`` (the
         database's clock); return those admitted. The others wait, blocked
         on their key. The caller holds the transaction."""
-        by_key: dict[str, list[Job]] = {}
+        by_key: dict[str, list[J]] = {}
         for job in jobs:
             by_key.setdefault(job.rate_key, []).append(job)
-        admitted: list[Job] = []
+        admitted: list[J] = []
         # Keys in order: two bulk enqueues lock their rows in one order.
         for key in sorted(by_key):
             ranked = sorted(by_key[key], key=lambda job: (-job.priority, job.pk))
             admitted += self._admit(key, ranked, now)
         return admitted
 
-    def _admit(self, key: str, jobs: list[Job], now: dt.datetime) -> list[Job]:
+    def _admit(self, key: str, jobs: list[J], now: dt.datetime) -> list[J]:
         rate = limit_for(jobs[0].declared_task())
         if rate is None:
             return jobs  # The task lost its limit since the job was enqueued.
@@ -97,11 +94,11 @@ class RateLimitQuerySet(models.QuerySet["RateLimit"]):
         return self.get(key=key)
 
     def wait_in_line(
-        self, jobs: list[Job], key: str, row: RateLimit, rate: Rate, now: dt.datetime
+        self, jobs: Sequence[JobRow], key: str, row: RateLimit, rate: Rate, now: dt.datetime
     ) -> None:
         """Block ``jobs`` on their key's line (the caller holds ``row``,
         saves it, and holds the transaction)."""
-        blocked = execution_manager(type(jobs[0]), JobState.BLOCKED, self.db)
+        blocked = execution_manager(jobs[0]._meta.model, JobState.BLOCKED, self.db)
         blocked.bulk_create(
             [
                 blocked.model(
@@ -184,14 +181,13 @@ def _save_next_release(row: RateLimit, rate: Rate | None, waiting: bool, now: dt
     row.save()
 
 
-def _stamp(using: str | None, jobs: Sequence[Job], now: dt.datetime) -> None:
+def _stamp(using: str | None, jobs: Sequence[JobRow], now: dt.datetime) -> None:
     """Record when ``jobs`` were admitted (their ``run_after``, by the
     database's clock): a start in a later window counts again
     (``rate_gate.py``)."""
     if not jobs:
         return
-    manager = type(jobs[0])._default_manager.using(using)
-    manager.filter(pk__in=[job.pk for job in jobs]).update(run_after=now)
+    job_manager(jobs[0], using).filter(pk__in=[job.pk for job in jobs]).update(run_after=now)
     for job in jobs:
         job.run_after = now
 

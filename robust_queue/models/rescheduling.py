@@ -1,14 +1,14 @@
 """The reschedule transition: a scheduled or failed job moves to a new due
 time (``Job.reschedule``; ``rescheduling.reschedule`` is the public face).
 
-It sits below ``job.py``: the job's manager is reached through the job.
+It sits below ``job.py``: the job is a ``JobRow``, its manager and
+execution tables are reached through it.
 """
 
 from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,13 +16,11 @@ from django.utils import timezone
 from ..compat import TaskResultDoesNotExist
 from ..exceptions import NotReschedulableError
 from .clock import database_now
-from .job_state import JobState
+from .job_row import JobRow, job_manager
+from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
 from .sql.deadlocks import retry_on_lock_conflict
 from .statistics import record_jobs
-
-if TYPE_CHECKING:
-    from .job import Job
 
 # A job that moves between reading its state and locking it is read again.
 MAX_TRIES = 5
@@ -52,7 +50,7 @@ def checked_time(at: object) -> When:
     raise TypeError(f"reschedule() takes an aware datetime or a timedelta, not {at!r}.")
 
 
-def reschedule_job(job: Job, at: When) -> datetime:
+def reschedule_job(job: JobRow, at: When) -> datetime:
     """Move ``job`` to ``at``; returns its new due time (see
     ``rescheduling.reschedule``). ``Job.reschedule()`` calls this."""
     checked_time(at)
@@ -72,28 +70,29 @@ def reschedule_job(job: Job, at: When) -> datetime:
     )
 
 
-def _reschedule_once(job: Job, at: When, using: str) -> tuple[JobState, datetime] | None:
+def _reschedule_once(job: JobRow, at: When, using: str) -> tuple[JobState, datetime] | None:
     """One try in one transaction: the state the job left and its due
     time, or None if it moved meanwhile."""
-    jobs = type(job)._default_manager.using(using)
+    jobs = job_manager(job, using)
     with transaction.atomic(using=using):
         for state in RESCHEDULABLE:
-            manager = jobs._execution_manager(state)
+            manager = execution_manager(job._meta.model, state, using)
             locked = lock_by_pk(manager.filter(job_id=job.pk))
             if locked:
                 delete_by_pk(manager, [pk for (pk,) in locked])
                 now = database_now(using)
-                moved = jobs.select_for_update().get(pk=job.pk)
-                moved.run_after = now + at if isinstance(at, timedelta) else at
+                moved: JobRow = jobs.select_for_update().get(pk=job.pk)
+                run_after = now + at if isinstance(at, timedelta) else at
+                moved.run_after = run_after
                 moved.save(update_fields=["run_after"])
                 jobs.dispatch_all([moved], now=now)
-                return state, moved.run_after
-        current = jobs.with_executions().filter(pk=job.pk).first()
+                return state, run_after
+        current: JobRow | None = jobs.with_executions().filter(pk=job.pk).first()
     _refuse(job, current)
     return None
 
 
-def _refuse(job: Job, current: Job | None) -> None:
+def _refuse(job: JobRow, current: JobRow | None) -> None:
     """Raise why ``current`` cannot be rescheduled, unless it is in a
     reschedulable state again (it moved meanwhile: try again)."""
     if current is None:

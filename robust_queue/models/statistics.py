@@ -32,7 +32,7 @@ from .sql.deadlocks import retry_on_lock_conflict
 from .statistic import BUCKET_BOUNDS, COLUMNS, Key, Statistic, minute_of
 
 if TYPE_CHECKING:
-    from . import Job
+    from .job_row import JobRow
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class Recorder:
 recorder = Recorder()
 
 
-def record_attempt(job: Job, *, using: str, outcome: str, at: dt.datetime | None = None) -> None:
+def record_attempt(job: JobRow, *, using: str, outcome: str, at: dt.datetime | None = None) -> None:
     """One attempt of ``job`` ended: ``finished``, ``failed``, ``retried``
     (failed, and will run again) or ``snoozed``; with its wait and run time."""
     now = at or timezone.now()

@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from asgiref.sync import async_to_sync, iscoroutinefunction
 
 from ..running.performing import Body
 
-if TYPE_CHECKING:
-    from .watchdog import Watch
+
+class BodyWatch(Protocol):
+    """What a running coroutine tells its watch (``watchdog.Watch``), which
+    imports this module."""
+
+    def attach(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None: ...
+
+    def detach(self) -> None: ...
 
 
 def is_async(body: Body) -> bool:
@@ -29,14 +35,14 @@ def is_async(body: Body) -> bool:
     return iscoroutinefunction(body.task.func)
 
 
-def run_cancellable(watch: Watch, body: Body) -> Any:
+def run_cancellable(watch: BodyWatch, body: Body) -> Any:
     """Run ``body``'s coroutine in a new event loop, cancellable through
     ``watch`` (``Watch.interrupt``)."""
     return async_to_sync(_attached)(watch, body.task.func, body.args, body.kwargs)
 
 
 async def _attached(
-    watch: Watch,
+    watch: BodyWatch,
     func: Callable[..., Coroutine[Any, Any, Any]],
     args: list[Any],
     kwargs: dict[str, Any],
