@@ -1,6 +1,7 @@
 """The package's modules import each other without a circle, counting the
 imports made inside functions (which only hide a circle until the
-function runs); only ``if TYPE_CHECKING:`` imports are left out."""
+function runs) and the ``if TYPE_CHECKING:`` ones (two modules that name
+each other's types still cannot be read, moved or tested apart)."""
 
 from __future__ import annotations
 
@@ -47,24 +48,24 @@ def _targets(
     }
 
 
-def _is_ancestor(package: str, name: str) -> bool:
-    return name.startswith(package + ".")
-
-
-def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+def import_graph(
+    sources: dict[str, tuple[str, bool]], *, type_hints: bool = True
+) -> dict[str, set[str]]:
     """Module -> the package modules it imports (``sources``: name ->
-    (source, is_package)). A module's own packages are left out: Python
-    imports them before the module, whatever it says."""
+    (source, is_package)); ``type_hints=False`` leaves ``if TYPE_CHECKING:``
+    imports out. A module's own package is an arrow only where the module
+    imports a name from it (``from . import Job``): the package's
+    ``__init__`` defines that name by importing its modules, maybe this one."""
     modules = set(sources)
     graph: dict[str, set[str]] = {}
     for name, (source, is_package) in sources.items():
         tree = ast.parse(source)
-        skipped = _type_checking_lines(tree)
+        skipped = set() if type_hints else _type_checking_lines(tree)
         imported: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno not in skipped:
                 imported |= _targets(node, name, is_package, modules) & modules
-        graph[name] = {m for m in imported if m != name and not _is_ancestor(m, name)}
+        graph[name] = imported - {name}
     return graph
 
 
@@ -110,8 +111,10 @@ def package_sources() -> dict[str, tuple[str, bool]]:
 
 class ImportGraphTests(SimpleTestCase):
     def test_the_graph_finds_each_kind_of_import(self) -> None:
-        """The reader itself works: top-level, relative, function-local and
-        ``from . import`` imports are arrows; TYPE_CHECKING ones are not."""
+        """The reader itself works: top-level, relative, function-local,
+        ``from . import`` and TYPE_CHECKING imports are arrows, the last
+        left out on request; a name imported from the module's own package
+        is an arrow to the package."""
         sources = {
             "p": ("", True),
             "p.a": ("from .b import x\n", False),
@@ -121,20 +124,33 @@ class ImportGraphTests(SimpleTestCase):
                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n",
                 False,
             ),
-            "p.sub": ("from ..d import z\n", True),
+            "p.sub": ("from ..d import z\nfrom .e import Name\n", True),
+            "p.sub.e": ("from . import Name\n", False),
         }
         graph = import_graph(sources)
         self.assertEqual(graph["p.a"], {"p.b"})
         self.assertEqual(graph["p.b"], {"p.c"})
         self.assertEqual(graph["p.c"], {"p.a"})
-        self.assertEqual(graph["p.d"], set())
-        self.assertEqual(graph["p.sub"], {"p.d"})
-        self.assertEqual(circles(graph), [["p.a", "p.b", "p.c"]])
+        self.assertEqual(graph["p.d"], {"p.a"})
+        self.assertEqual(graph["p.sub"], {"p.d", "p.sub.e"})
+        self.assertEqual(graph["p.sub.e"], {"p.sub"})
+        self.assertEqual(import_graph(sources, type_hints=False)["p.d"], set())
+        self.assertEqual(circles(graph), [["p.a", "p.b", "p.c"], ["p.sub", "p.sub.e"]])
 
     def test_the_package_has_no_circle(self) -> None:
-        graph = import_graph(package_sources())
+        """Type hints included: a circle through ``if TYPE_CHECKING:``
+        imports opens with a protocol of what one side reads (e.g.
+        ``models/job_row.py``)."""
+        sources = package_sources()
+        graph = import_graph(sources)
         self.assertGreater(sum(len(edges) for edges in graph.values()), 300)
-        self.assertEqual(circles(graph), [])
+        # admin/'s JobAdmin circle runs through type hints (issue 24: it
+        # opens as view helpers take a small context instead of JobAdmin).
+        # Until then admin/ is held to run-time imports; the core cannot
+        # join it (only admin/ imports admin/).
+        core = {name: edges for name, edges in graph.items() if not _in_admin(name)}
+        self.assertEqual(circles(core), [])
+        self.assertEqual(circles(import_graph(sources, type_hints=False)), [])
 
     def test_the_core_never_imports_the_admin(self) -> None:
         """Only ``robust_queue.admin`` imports ``robust_queue.admin``, not even
@@ -187,19 +203,6 @@ def room_of(module: str) -> int:
     raise AssertionError(f"{module} is in no room: add it to ROOMS")
 
 
-def all_imports(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
-    """Like ``import_graph``, type-checking imports included."""
-    modules = set(sources)
-    graph = {}
-    for name, (source, is_package) in sources.items():
-        imported: set[str] = set()
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                imported |= _targets(node, name, is_package, modules) & modules
-        graph[name] = {m for m in imported if m != name and not _is_ancestor(m, name)}
-    return graph
-
-
 class RoomTests(SimpleTestCase):
     def test_every_module_is_in_a_room(self) -> None:
         for name in package_sources():
@@ -210,7 +213,7 @@ class RoomTests(SimpleTestCase):
         """Type-checking imports too: the tree tells where a change goes."""
         climbing = [
             f"{name} -> {target}"
-            for name, imported in all_imports(package_sources()).items()
+            for name, imported in import_graph(package_sources()).items()
             for target in imported
             if target != "robust_queue" and room_of(target) > room_of(name)
         ]
