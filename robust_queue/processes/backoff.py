@@ -8,6 +8,8 @@ and an idle fleet costs the database a few statements a second.
 
 from __future__ import annotations
 
+from ..backoff import exponential
+
 
 class IdleBackoff:
     def __init__(self, base: float, ceiling: float) -> None:
@@ -24,6 +26,6 @@ class IdleBackoff:
 
     def next_pause(self) -> float:
         """The pause after a poll that claimed nothing."""
-        pause = min(self.base * 2.0 ** min(self._misses, 32), self.ceiling)
+        pause = exponential(self.base, self._misses + 1, self.ceiling)
         self._misses += 1
         return pause

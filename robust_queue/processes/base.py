@@ -15,6 +15,7 @@ from typing import Any
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
 from .. import signals
+from ..backoff import exponential
 from ..models import Process
 from . import hooks
 from .registration import Heartbeat, Registration
@@ -112,7 +113,7 @@ class Runnable:
                 logger.exception(
                     "%s: a round failed; going on (logged once while it repeats)", self.name
                 )
-            return ERROR_PAUSE * 2.0 ** min(self._failed_rounds - 1, 8)
+            return exponential(ERROR_PAUSE, self._failed_rounds, ERROR_PAUSE * 2.0**8)
         self._failed_rounds, self._last_failure = 0, None
         return pause
 

@@ -19,6 +19,7 @@ from typing import NoReturn
 
 from django.db import connections
 
+from ..backoff import exponential
 from ..models import Process
 from ..models.process import ProcessQuerySet
 from .base import Runnable
@@ -60,7 +61,8 @@ class Child:
             return 0.0, self.failures
         if self.clean_exit or time.monotonic() - self.started_at >= STABLE_AFTER:
             return 0.0, 0
-        return min(2.0**self.failures, MAX_BACKOFF), self.failures + 1
+        # 1, 2, 4... seconds: the first try after a crash waits 1 s.
+        return exponential(1.0, self.failures + 1, MAX_BACKOFF), self.failures + 1
 
     def end_unresponsive(self, why: str) -> None:
         """End a child that stopped heartbeating (``why``); it is reaped

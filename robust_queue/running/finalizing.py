@@ -37,6 +37,7 @@ from django.db import (
     connections,
 )
 
+from ..backoff import exponential
 from ..exceptions import FinalizeError
 from ..models.error_record import error_record, storable_text
 from ..models.sql import dialect_for
@@ -230,7 +231,7 @@ def _refusal(claimed: ClaimedExecution, exc: Exception, what: str, quote: str) -
 
 
 def _wait_to_retry(claimed: ClaimedExecution, exc: Exception, attempt: int) -> None:
-    delay = min(DEFAULT_BACKOFF * 2 ** min(attempt - 1, 32), DEFAULT_MAX_BACKOFF)
+    delay = exponential(DEFAULT_BACKOFF, attempt, DEFAULT_MAX_BACKOFF)
     # Attempts 1, 2, 4, 8...: a long outage does not flood the log.
     if attempt & (attempt - 1) == 0:
         logger.warning(

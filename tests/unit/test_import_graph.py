@@ -178,7 +178,16 @@ def _in_admin(module: str) -> bool:
 ROOMS = (
     (
         "foundation",
-        ("compat", "exceptions", "signals", "conversions", "conf", "arguments", "router"),
+        (
+            "compat",
+            "exceptions",
+            "signals",
+            "conversions",
+            "conf",
+            "arguments",
+            "router",
+            "backoff",
+        ),
     ),
     ("options", ("options",)),
     ("models", ("models",)),

@@ -16,12 +16,13 @@ back (MySQL) or aborted (PostgreSQL) the caller's work too.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from django.db import DatabaseError, connections
+
+from ...backoff import exponential
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def retry_on_lock_conflict(
                     "%s: %s on %r; gave up after %d attempts", what, kind, using, attempt
                 )
                 raise
-            delay = random.uniform(0, min(MAX_DELAY, BASE_DELAY * 2 ** (attempt - 1)))
+            delay = exponential(BASE_DELAY, attempt, MAX_DELAY, jitter=True)
             logger.warning(
                 "%s: %s on %r; retrying in %.0f ms (attempt %d of %d)",
                 what,
