@@ -64,3 +64,11 @@ def record_when_allowed(key: str, go_file: str, busy_timeout_ms: int = 0) -> str
     while not os.path.exists(go_file) and time.monotonic() < deadline:
         time.sleep(0.02)
     return key
+
+
+@task()
+def raise_when_allowed(key: str, go_file: str) -> None:
+    """Record a run, wait (up to 60 s) until ``go_file`` exists, then
+    raise ``ValueError(key)``."""
+    record_when_allowed.call(key, go_file)
+    raise ValueError(key)

@@ -29,6 +29,11 @@ logger = logging.getLogger(__name__)
 # Said of every claim failed because its process is gone: its body may
 # have run to the end, so a retry is not harmless.
 OUTCOME_NOT_RECORDED = "The job may have run, wholly or in part, but its outcome was not recorded."
+# Said of a claim whose body its worker saw end (``Process.note_unrecorded``):
+# what it did, e.g. "it returned 3".
+BODY_FINISHED = "The body finished ({}); its outcome could not be recorded."
+# Where a worker leaves those (claim pk -> what the body did) on its row.
+UNRECORDED_KEY = "unrecorded_outcomes"
 
 
 class ProcessKind(models.TextChoices):
@@ -159,10 +164,10 @@ class Process(models.Model):
         deleted, _ = self._row().stale(threshold).delete()
         if not deleted:
             return False
-        failed = self.claimed_executions.all().fail_all_with(
+        failed = self._fail_own_claims(
             ProcessPrunedError,
             f"{self.kind} {self.name} (pid {self.pid} on {self.hostname}) "
-            f"stopped heartbeating and was pruned. {OUTCOME_NOT_RECORDED}",
+            "stopped heartbeating and was pruned.",
         )
         logger.warning("Pruned %s; failed %d claimed job(s)", self.name, failed)
         signals.process_pruned.send(sender=Process, process=self, failed_jobs=failed)
@@ -171,13 +176,31 @@ class Process(models.Model):
     def fail_claims(self, reason: str) -> int:
         """This process died (``reason``): fail its claims with
         ``ProcessExitError``, then drop its row."""
-        failed = self.claimed_executions.all().fail_all_with(
-            ProcessExitError, f"{self.name} (pid {self.pid}) {reason}. {OUTCOME_NOT_RECORDED}"
-        )
+        failed = self._fail_own_claims(ProcessExitError, f"{self.name} (pid {self.pid}) {reason}.")
         self._row().delete()
         if failed:
             logger.error("%s %s; failed %d claimed job(s)", self.name, reason, failed)
         return failed
+
+    def note_unrecorded(self, outcomes: dict[int, str]) -> None:
+        """Leave on this row what the bodies of claims whose outcome could
+        not be written did (claim pk -> e.g. "it returned 3"): whoever
+        fails those claims says so, not that the job may have run."""
+        noted = {**self.metadata, UNRECORDED_KEY: {str(pk): did for pk, did in outcomes.items()}}
+        self._row().update(metadata=noted)
+        self.metadata = noted
+
+    def _fail_own_claims(self, error_class: type[BaseException], preamble: str) -> int:
+        """Fail this process's claims with ``error_class``: ``preamble``,
+        then what their bodies did where the row says so."""
+        claims = self.claimed_executions.all()
+        noted = self.metadata.get(UNRECORDED_KEY) if isinstance(self.metadata, dict) else None
+        failed = 0
+        for pk, did in (noted if isinstance(noted, dict) else {}).items():
+            message = f"{preamble} {BODY_FINISHED.format(did)}"
+            failed += claims.filter(pk=int(pk)).fail_all_with(error_class, message)
+            claims = claims.exclude(pk=int(pk))
+        return failed + claims.fail_all_with(error_class, f"{preamble} {OUTCOME_NOT_RECORDED}")
 
     def supervisees_with_pid(self, pid: int) -> ProcessQuerySet:
         """The rows the child ``pid`` of this supervisor registered."""

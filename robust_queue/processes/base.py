@@ -54,6 +54,9 @@ class Runnable:
         # Why this process ended itself to be replaced (worker recycling);
         # None otherwise.
         self.recycled: str | None = None
+        # Set by a shutdown that leaves claims for the supervisor to fail:
+        # the row stays, so that the supervisor's reap finds them.
+        self.leaves_claims = False
         self.registration = Registration(
             self.kind, using=using, metadata=self.metadata, supervisor_id=supervisor_id
         )
@@ -199,7 +202,8 @@ class Runnable:
         finally:
             if self.heartbeat is not None:
                 self.heartbeat.stop()
-            self.registration.stop()
+            if not self.leaves_claims:
+                self.registration.stop()
             logger.info("%s stopped", self.name)
             if self.process is not None:
                 signals.process_stopped.send(sender=type(self), process=self.process, runnable=self)

@@ -43,9 +43,13 @@ class WorkerConfig:
     # "round_robin" or "weighted" (with weights: queue name -> weight).
     order: str = queue_order.DEFAULT_ORDER
     weights: Mapping[str, int] | None = None
+    # Outcomes a job thread could not write, waiting for the worker's
+    # retrier: at this many the worker claims nothing until they drain.
+    max_pending_finalizes: int = 10
 
     def validate(self) -> list[str]:
         errors = _positive(self, "threads", "processes", "polling_interval")
+        errors += _whole(self, "max_pending_finalizes")
         errors += _positive(self, "idle_polling_ceiling")
         errors += queue_order.order_problems(self.order, self.weights, self.queues)
         errors += _optional_limit(self, "max_jobs", int, "a whole number of jobs")
@@ -222,4 +226,16 @@ def _positive(config: Any, *names: str) -> list[str]:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             errors.append(f"{type(config).__name__}.{name} must be > 0, not {value!r}")
+    return errors
+
+
+def _whole(config: Any, *names: str) -> list[str]:
+    """Each of ``names`` is a whole number > 0."""
+    errors = []
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            errors.append(
+                f"{type(config).__name__}.{name} must be a whole number > 0, not {value!r}"
+            )
     return errors

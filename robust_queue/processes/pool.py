@@ -17,7 +17,7 @@ from functools import partial
 from django.db import connections
 
 from ..models import ClaimedExecution, NextClaim
-from ..running.performing import Guard, perform
+from ..running.performing import Defer, Guard, perform
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ class Pool:
         guard: Guard | None = None,
         next_claim: Callable[[], NextClaim | None] | None = None,
         keeps_claiming: Callable[[], bool] | None = None,
+        defer: Defer | None = None,
     ) -> None:
         self.size = size
         self.using = using
@@ -42,6 +43,10 @@ class Pool:
         # it); it runs what it got only while keeps_claiming().
         self.next_claim = next_claim
         self.keeps_claiming = keeps_claiming or (lambda: True)
+        # Where a finalize that keeps failing goes, so that its thread
+        # takes new work (the worker's retrier); its claim stays in
+        # _finalizing until it is written.
+        self.defer = defer
         # Set once shutdown gave claims back: nothing starts after that.
         self._closed = False
         # Threads stuck in a body that ignored its interrupt: not waited for.
@@ -66,6 +71,11 @@ class Pool:
     def idle(self) -> int:
         with self._lock:
             return self.size - len(self._running_claims)
+
+    def running_bodies(self) -> int:
+        """Claims whose body has not ended (abandoned threads included)."""
+        with self._lock:
+            return len(self._running_claims - self._finalizing)
 
     def finalizing(self) -> set[int]:
         """Claims (pks) whose body has run but whose outcome is not written.
@@ -146,6 +156,7 @@ class Pool:
                     guard=self.guard,
                     on_recorded=partial(self._recorded, claimed.pk, recorded),
                     then=partial(self._ask_next_claim, asked),
+                    defer=self.defer,
                 )
             except Exception:  # noqa: BLE001 - a failure past perform()'s own handling is logged
                 self._log_failure(claimed, recorded=bool(recorded))

@@ -18,6 +18,7 @@ from ..running.finalizing import record_failure
 from .backoff import IdleBackoff
 from .base import Runnable
 from .config import WorkerConfig
+from .finalize_retrier import FinalizeRetrier
 from .listener import Listener
 from .memory import rss_mib
 from .outage import FailureGate
@@ -42,6 +43,7 @@ class Worker(Runnable):
         self.pool: Pool | None = None
         self.listener: Listener | None = None
         self.watchdog: Watchdog | None = None
+        self.retrier: FinalizeRetrier | None = None
         self.backoff = IdleBackoff(config.polling_interval, config.idle_polling_ceiling)
         # Jobs claimed since start, for max_jobs.
         self.claimed_count = 0
@@ -76,6 +78,9 @@ class Worker(Runnable):
             report_failure=self.heartbeat.failed,
         )
         self.watchdog.start()
+        self.retrier = FinalizeRetrier(
+            self.config.max_pending_finalizes, name=self.name, on_settled=self.wakeup.wake
+        )
         self.pool = Pool(
             self.config.threads,
             using=self.using,
@@ -83,6 +88,7 @@ class Worker(Runnable):
             guard=self.watchdog.guard,
             next_claim=self._next_claim,
             keeps_claiming=self._keeps_claiming,
+            defer=self.retrier.defer,
         )
         if self.config.listen and Listener.is_supported(self.using):
             self.listener = Listener(
@@ -112,7 +118,7 @@ class Worker(Runnable):
             # A thread that frees up wakes us.
             return self.config.polling_interval
         idle = self.pool.idle
-        if idle == 0:
+        if idle == 0 or self._finalizes_full():
             # Busy threads claim their next jobs themselves (_next_claim):
             # keep the queues they claim from current (pauses, new names).
             self._plan = self._current_plan()
@@ -181,7 +187,17 @@ class Worker(Runnable):
         )
 
     def _keeps_claiming(self) -> bool:
-        return not self.stopping and self.recycled is None and self.retirement.reason is None
+        return (
+            not self.stopping
+            and self.recycled is None
+            and self.retirement.reason is None
+            and not self._finalizes_full()
+        )
+
+    def _finalizes_full(self) -> bool:
+        """Whether max_pending_finalizes outcomes wait to be written: a
+        worker that cannot write claims nothing more until they are."""
+        return self.retrier is not None and self.retrier.is_full()
 
     def _notified(self) -> None:
         """A job became ready (PostgreSQL's NOTIFY, the watch elsewhere): poll
@@ -219,13 +235,14 @@ class Worker(Runnable):
 
     def shutdown(self) -> None:
         assert self.process is not None
+        deadline = time.monotonic() + (0 if self.immediately else self.shutdown_timeout)
         if self.listener is not None:
             self.listener.stop()
         if self.pool is not None:
             if not self._drain(self.pool):
                 # Bodies that ended but whose outcome is not written yet
                 # stay claimed (_release_unfinished), they are not given back.
-                running = self.pool.size - self.pool.idle - len(self.pool.finalizing())
+                running = self.pool.running_bodies()
                 if running > 0:
                     logger.warning(
                         "%s: %d job(s) still running are given back to the queue "
@@ -237,7 +254,9 @@ class Worker(Runnable):
         if self.watchdog is not None:
             # It may be recording a hung job's failure: let it finish.
             self.watchdog.stop(wait=self.shutdown_timeout)
-        self._release_unfinished()
+        # Outcomes not written yet get what is left of the shutdown timeout.
+        unwritten = self.retrier.stop(deadline) if self.retrier is not None else {}
+        self._release_unfinished(unwritten)
         self._flush_statistics(statistics.recorder.stop_buffering)
 
     def _flush_statistics(self, flush: Callable[[], object]) -> None:
@@ -278,12 +297,14 @@ class Worker(Runnable):
     def stuck_threads(self) -> list[str]:
         return [f"{t.name} (job {result_id})" for t, result_id in self._stuck if t.is_alive()]
 
-    def _release_unfinished(self) -> None:
+    def _release_unfinished(self, unwritten: dict[int, str]) -> None:
         """Give back to ready the claims whose body has not run.
 
         A claim whose body ran but whose outcome is not written (a thread
         still retrying, or one that gave up) stays claimed: running it
-        again silently is worse than the supervisor failing it.
+        again silently is worse than the supervisor failing it. The row
+        stays for that, with what the bodies did (``unwritten``: claim pk
+        -> e.g. "it returned 3"), which the failure then says.
         """
         assert self.process is not None
         mine = ClaimedExecution.objects.using(self.using).filter(process_id=self.process.pk)
@@ -303,12 +324,22 @@ class Worker(Runnable):
             )
         stuck = list(mine.filter(pk__in=kept).values_list("job_id", flat=True)) if kept else []
         if stuck:
+            self.leaves_claims = True
+            self._note_unrecorded({pk: did for pk, did in unwritten.items() if pk in kept})
             logger.error(
                 "%s: job(s) %s ran but their outcome could not be recorded; they "
                 "stay claimed for the supervisor to fail",
                 self.name,
                 stuck,
             )
+
+    def _note_unrecorded(self, outcomes: dict[int, str]) -> None:
+        assert self.process is not None
+        try:
+            self.process.note_unrecorded(outcomes)
+        except DatabaseError as exc:
+            # Their failure then says only that they may have run.
+            logger.warning("%s could not note what its unrecorded jobs did: %s", self.name, exc)
 
     def _drain(self, pool: Pool) -> bool:
         """Wait up to the shutdown timeout for running jobs; a stop-now

@@ -8,6 +8,9 @@ e.g. the process was pruned meanwhile, nothing is written.
 - A transient error (a lost connection, a lock or deadlock timeout) is
   retried with back-off for as long as the worker lives; each retry checks
   the fence again, so it ends once the claim is no longer this worker's.
+  ``patience``: after that many tries ``FinalizePostponed`` is raised
+  instead, and the caller retries later (a worker's job thread hands the
+  outcome to the worker's retrier and takes new work).
 - A permanent error (a value the database refuses: ``DataError``,
   ``IntegrityError``, MySQL's packet limit) replaces the outcome with a
   ``FinalizeError`` failure that quotes the value, escaped and cut.
@@ -65,6 +68,12 @@ _QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxtuple = 20
 _QUOTE.maxlevel = 8
 
 
+class FinalizePostponed(Exception):
+    """The outcome could not be written in the tries allowed (``patience``):
+    the caller tries again later. Never reaches a user: a worker's retrier
+    takes it on."""
+
+
 class Finalized(enum.Enum):
     RECORDED = "recorded"  # the outcome is stored
     REPLACED = "replaced"  # refused: a FinalizeError failure is stored instead
@@ -72,17 +81,22 @@ class Finalized(enum.Enum):
 
 
 def record_success(
-    claimed: ClaimedExecution, value: Any, then: NextClaim | None = None
+    claimed: ClaimedExecution,
+    value: Any,
+    then: NextClaim | None = None,
+    *,
+    patience: int | None = None,
+    in_doubt: bool = False,
 ) -> Finalized:
     """Store ``value`` as the job's result (see the module docstring).
 
     ``then``: claim the thread's next job with the same commit. Tried once:
     if that raises, nothing of it was written, and the success is recorded
     on its own as without ``then`` (retried, or replaced if refused), so a
-    failing claim can never turn a success into a failure.
+    failing claim can never turn a success into a failure. ``in_doubt``:
+    an earlier try raised (a postponed finalize resumed).
     """
     using = claimed._state.db or "default"
-    in_doubt = False
     if then is not None and not connections[using].in_atomic_block:
         try:
             done = claimed.finish(value, then)
@@ -94,24 +108,40 @@ def record_success(
         else:
             return Finalized.RECORDED if done else Finalized.SKIPPED
     step = Step(lambda: claimed.finish(value), lambda: claimed.finish_landed(value), in_doubt)
-    return _record(claimed, step, value, "return value", _QUOTE.repr(value))
+    return _record(claimed, step, value, ("return value", _QUOTE.repr(value)), patience)
 
 
 def record_failure(
-    claimed: ClaimedExecution, error: dict[str, str], retry_in: timedelta | None = None
+    claimed: ClaimedExecution,
+    error: dict[str, str],
+    retry_in: timedelta | None = None,
+    *,
+    patience: int | None = None,
+    in_doubt: bool = False,
 ) -> Finalized:
     """Store one failed attempt, retried ``retry_in`` from now if given."""
     quote = f"{error.get('exception_class_path')}\n{error.get('traceback')}"
-    step = Step(lambda: claimed.fail(error, retry_in), lambda: claimed.fail_landed(error, retry_in))
-    return _record(claimed, step, error, "failure", quote)
+    step = Step(
+        lambda: claimed.fail(error, retry_in),
+        lambda: claimed.fail_landed(error, retry_in),
+        in_doubt,
+    )
+    return _record(claimed, step, error, ("failure", quote), patience)
 
 
-def record_snooze(claimed: ClaimedExecution, delay: timedelta) -> Finalized:
+def record_snooze(
+    claimed: ClaimedExecution, delay: timedelta, *, patience: int | None = None
+) -> Finalized:
     """Give the job back to run ``delay`` from now (``snoozing.py``)."""
     # A snooze whose answer was lost leaves nothing to tell it from a
     # release: recorded as skipped (the job waits again either way).
     step = Step(lambda: snooze_claim(claimed, delay))
-    return _record(claimed, step, None, "snooze", f"Snooze({delay})")
+    return _record(claimed, step, None, ("snooze", f"Snooze({delay})"), patience)
+
+
+def describe(value: Any) -> str:
+    """A short quote of ``value`` for a log line or an error message."""
+    return storable_text(_QUOTE.repr(value), 200)
 
 
 @dataclass
@@ -130,15 +160,17 @@ def _record(
     claimed: ClaimedExecution,
     step: Step,
     stored: Any,
-    what: str,
-    quote: str,
+    said: tuple[str, str],
+    patience: int | None,
 ) -> Finalized:
     """Run ``step`` until done; if refused, store a FinalizeError instead.
 
-    Raises ``FinalizeError`` only if that is refused too: the claim then
-    stays for the supervisor to fail.
+    ``said``: what is stored, and its quote. Raises ``FinalizeError`` only
+    if that is refused too: the claim then stays for the supervisor to
+    fail; ``FinalizePostponed`` once ``patience`` tries failed.
     """
-    done = _until_done(claimed, step, stored)
+    what, quote = said
+    done = _until_done(claimed, step, stored, patience)
     if isinstance(done, bool):
         return Finalized.RECORDED if done else Finalized.SKIPPED
     logger.error(
@@ -149,7 +181,10 @@ def _record(
     )
     refusal = _refusal(claimed, done, what, quote)
     fallback = _until_done(
-        claimed, Step(lambda: claimed.fail(refusal), lambda: claimed.fail_landed(refusal)), refusal
+        claimed,
+        Step(lambda: claimed.fail(refusal), lambda: claimed.fail_landed(refusal)),
+        refusal,
+        patience,
     )
     if isinstance(fallback, bool):
         return Finalized.REPLACED if fallback else Finalized.SKIPPED
@@ -159,7 +194,9 @@ def _record(
     ) from fallback
 
 
-def _until_done(claimed: ClaimedExecution, step: Step, stored: Any) -> bool | Exception:
+def _until_done(
+    claimed: ClaimedExecution, step: Step, stored: Any, patience: int | None = None
+) -> bool | Exception:
     """``step``'s answer, retrying transient errors; a permanent one is returned.
 
     A retry that finds the claim gone after an error asks whether the
@@ -181,6 +218,9 @@ def _until_done(claimed: ClaimedExecution, step: Step, stored: Any) -> bool | Ex
             if connections[using].in_atomic_block:
                 raise
             in_doubt = True
+            if patience is not None and attempt >= patience:
+                _recover(using)
+                raise FinalizePostponed(f"Finalizing job {claimed.job_id} failed: {exc}") from exc
             _wait_to_retry(claimed, exc, attempt)
             _recover(using)
 

@@ -15,11 +15,18 @@ from .. import conf
 from ..arguments import decode_arguments, storable_return_value
 from ..compat import Task, TaskContext, TaskResult, TaskResultStatus, task_finished, task_started
 from ..exceptions import DeserializationError, ReturnValueError, Snooze
-from ..models.error_record import error_record
+from ..models.error_record import error_record, storable_text
 from ..options import retries
 from ..options.registry import rebuild_task
 from . import attempt_log, enqueue_metadata, rate_gate
-from .finalizing import Finalized, record_failure, record_snooze, record_success
+from .finalizing import (
+    Finalized,
+    FinalizePostponed,
+    describe,
+    record_failure,
+    record_snooze,
+    record_success,
+)
 from .results import build_result, task_errors
 
 if TYPE_CHECKING:
@@ -45,6 +52,15 @@ class Body:
 
 # Runs a job's body: (claim, task, body) -> the body's value.
 Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
+# Takes on a finalize that kept failing: (claim, what the body did,
+# resume). ``resume()`` tries once more and does what follows the write;
+# it raises ``FinalizePostponed`` while the write still fails.
+Defer = Callable[["ClaimedExecution", str, Callable[[], None]], None]
+# How often a job thread tries to write an outcome before it hands it on
+# (``defer``): a blip passes in these, an outage does not.
+DEFAULT_QUICK_TRIES = 3
+# Writes the outcome: (patience, in_doubt) -> how it was recorded.
+_Record = Callable[[int | None, bool], Finalized]
 
 
 def perform(
@@ -53,9 +69,11 @@ def perform(
     guard: Guard | None = None,
     on_recorded: Callable[[], None] | None = None,
     then: Callable[[], NextClaim | None] | None = None,
+    defer: Defer | None = None,
 ) -> bool:
-    """Run ``claimed``'s task; True if this call finalized the job (False
-    also when a rate-limited job goes back in line, ``rate_gate.py``).
+    """Run ``claimed``'s task; True if this call finalized the job or
+    handed its finalize on (False also when a rate-limited job goes back
+    in line, ``rate_gate.py``).
 
     ``on_outcome`` is called once the outcome is known (the body ran, or
     cannot run), before it is written: from then on the job must never go
@@ -64,6 +82,8 @@ def perform(
     the body (a worker's watchdog: time limits, cancellation). ``then``:
     asked once the body succeeded, what to claim for the thread's next job
     with the same commit (``NextClaim``); not asked on any other outcome.
+    ``defer``: where a finalize that keeps failing goes (``Defer``), so
+    this thread is free; without it the write is retried here.
     """
     job = claimed.job
     on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
@@ -79,15 +99,48 @@ def perform(
     except Exception as exc:  # noqa: BLE001 - every failure is recorded
         logger.error("Job %s cannot run: %s", job.result_id, exc)
         on_outcome()
-        finalized = record_failure(claimed, error_record(exc))
-        on_recorded()
-        attempt.finished(_outcome(finalized, attempt_log.FAILED))
-        return finalized is not Finalized.SKIPPED
-    finalized, outcome = _perform_task(
-        claimed, task, result, (on_outcome, on_recorded), guard or _unguarded, then
+        ending = _failed(claimed, error_record(exc), None)
+
+        def cannot_run(finalized: Finalized) -> None:
+            on_recorded()
+            attempt.finished(_outcome(finalized, attempt_log.FAILED))
+
+        return _finalize(claimed, ending.record, cannot_run, (defer, ending.did))
+    return _perform_task(
+        claimed, task, result, (on_outcome, on_recorded, attempt), guard or _unguarded, then, defer
     )
-    attempt.finished(_outcome(finalized, outcome))
+
+
+def _finalize(
+    claimed: ClaimedExecution,
+    record: _Record,
+    after: Callable[[Finalized], None],
+    handoff: tuple[Defer | None, str],
+) -> bool:
+    """Write the outcome (``record``), then do what follows it (``after``).
+
+    ``handoff``: (perform()'s ``defer``, what the body did). With a
+    ``defer`` a write that keeps failing goes there, ``after`` with it.
+    True unless the claim was found gone.
+    """
+    defer, did = handoff
+    if defer is None:
+        finalized = record(None, False)
+    else:
+        try:
+            finalized = record(DEFAULT_QUICK_TRIES, False)
+        except FinalizePostponed:
+            # One try per resume: the retrier serves every pending finalize.
+            defer(claimed, did, lambda: after(record(1, True)))
+            return True
+    after(finalized)
     return finalized is not Finalized.SKIPPED
+
+
+def _raised(error: dict[str, str]) -> str:
+    # A traceback's last line names the exception and its message.
+    last = error.get("traceback", "").rstrip().rsplit("\n", 1)[-1]
+    return f"it raised {storable_text(last, 200)}"
 
 
 def _outcome(finalized: Finalized, outcome: str) -> str:
@@ -118,55 +171,90 @@ def _perform_task(
     claimed: ClaimedExecution,
     task: Task[..., Any],
     result: TaskResult[Any],
-    hooks: tuple[Callable[[], None], Callable[[], None]],
+    hooks: tuple[Callable[[], None], Callable[[], None], attempt_log.Attempt],
     guard: Guard,
-    then: Callable[[], NextClaim | None] | None = None,
-) -> tuple[Finalized, str]:
+    then: Callable[[], NextClaim | None] | None,
+    defer: Defer | None,
+) -> bool:
     """Run the body, record its outcome and send ``task_finished``.
 
-    ``hooks``: perform()'s (on_outcome, on_recorded). Returns how it was
-    recorded and the attempt's outcome (attempt_log).
+    ``hooks``: perform()'s (on_outcome, on_recorded) and the attempt (its
+    outcome is logged once recorded). Returns what ``_finalize`` returns.
     """
-    on_outcome, on_recorded = hooks
-    job = claimed.job
-    sender = type(task.get_backend())
+    on_outcome, on_recorded, attempt = hooks
     try:
         value = _run(claimed, task, result, guard)
     except Snooze as snooze:
         on_outcome()
-        finalized = _snoozed(claimed, snooze, result)
-        on_recorded()
-        _finished(finalized, sender, result)
-        return finalized, attempt_log.SNOOZED
+        ending = _snoozed(claimed, snooze.delay)
     except BaseException as exc:  # noqa: BLE001 - every failure is recorded
         on_outcome()
-        retry_in = _retry_in(task, job, exc)
-        finalized = record_failure(claimed, error_record(exc), retry_in)
-        on_recorded()
-        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
-        _finished(finalized, sender, result)
-        return finalized, attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
-    on_outcome()
-    finalized = record_success(claimed, value, then() if then is not None else None)
-    on_recorded()
-    if finalized is Finalized.REPLACED:
-        _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+        ending = _failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc))
     else:
-        _settle(result, TaskResultStatus.SUCCESSFUL, return_value=value)
-    _finished(finalized, sender, result)
-    return finalized, attempt_log.SUCCESSFUL
+        on_outcome()
+        ending = _succeeded(claimed, value, then() if then is not None else None)
+    sender = type(task.get_backend())
+
+    def followed(finalized: Finalized) -> None:
+        on_recorded()
+        _settle_as(result, finalized, ending, claimed)
+        _finished(finalized, sender, result)
+        attempt.finished(_outcome(finalized, ending.outcome))
+
+    return _finalize(claimed, ending.record, followed, (defer, ending.did))
 
 
-def _snoozed(claimed: ClaimedExecution, snooze: Snooze, result: TaskResult[Any]) -> Finalized:
-    """Record a run that raised ``Snooze`` (``snoozing.py``)."""
-    finalized = record_snooze(claimed, snooze.delay)
-    if finalized is Finalized.REPLACED:
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    """How a run ended: how to write it, and what to say of it."""
+
+    record: _Record
+    outcome: str  # the attempt's (attempt_log)
+    did: str  # what the body did, said if its outcome cannot be written
+    status: TaskResultStatus  # READY: snoozed, waiting again
+    value: Any = None
+
+
+def _succeeded(claimed: ClaimedExecution, value: Any, then: NextClaim | None) -> _Ending:
+    def record(patience: int | None, in_doubt: bool) -> Finalized:
+        # A resumed write claims nothing more: its thread moved on.
+        following = None if in_doubt else then
+        return record_success(claimed, value, following, patience=patience, in_doubt=in_doubt)
+
+    did = f"it returned {describe(value)}"
+    return _Ending(record, attempt_log.SUCCESSFUL, did, TaskResultStatus.SUCCESSFUL, value)
+
+
+def _failed(
+    claimed: ClaimedExecution, error: dict[str, str], retry_in: timedelta | None
+) -> _Ending:
+    def record(patience: int | None, in_doubt: bool) -> Finalized:
+        return record_failure(claimed, error, retry_in, patience=patience, in_doubt=in_doubt)
+
+    outcome = attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
+    return _Ending(record, outcome, _raised(error), TaskResultStatus.FAILED)
+
+
+def _snoozed(claimed: ClaimedExecution, delay: timedelta) -> _Ending:
+    """A run that raised ``Snooze`` (``snoozing.py``)."""
+
+    def record(patience: int | None, in_doubt: bool) -> Finalized:
+        return record_snooze(claimed, delay, patience=patience)
+
+    return _Ending(record, attempt_log.SNOOZED, f"it snoozed for {delay}", TaskResultStatus.READY)
+
+
+def _settle_as(
+    result: TaskResult[Any], finalized: Finalized, ending: _Ending, claimed: ClaimedExecution
+) -> None:
+    if finalized is Finalized.REPLACED or ending.status is TaskResultStatus.FAILED:
         _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
+    elif ending.status is TaskResultStatus.SUCCESSFUL:
+        _settle(result, TaskResultStatus.SUCCESSFUL, return_value=ending.value)
     else:
         # Waiting again: task_finished still closes what task_started
         # opened (a trace span), with the job's real status.
         object.__setattr__(result, "status", TaskResultStatus.READY)
-    return finalized
 
 
 def _finished(finalized: Finalized, sender: type[Any], result: TaskResult[Any]) -> None:

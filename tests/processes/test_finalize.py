@@ -6,14 +6,16 @@ from __future__ import annotations
 import signal
 import sqlite3
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Any
 from unittest import skipIf, skipUnless
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.test import TransactionTestCase
 
-from robust_queue.models import ClaimedExecution, Job, JobState, Process, ReadyExecution
+from robust_queue.models import ClaimedExecution, Job, JobState, Process
 from testproject import finalize_tasks, tasks
 from testproject.models import LedgerEntry
 from tests.connections import kill_lock_waiters
@@ -30,54 +32,137 @@ def heartbeat_of(process: Process) -> object:
     return Process.objects.values_list("last_heartbeat_at", flat=True).get(pk=process.pk)
 
 
+HANDED_OFF = "its retrier takes it on"
+BODY_FINISHED = "The body finished ({}); its outcome could not be recorded."
+
+
+def hand_off(supervisor: Supervisor) -> None:
+    """Kill the session of the job thread's finalize (blocked on the
+    claim's row lock) until the thread hands it to the worker's retrier."""
+
+    def handed_off() -> bool:
+        if HANDED_OFF in supervisor.output():
+            return True
+        kill_lock_waiters(times=1, timeout=10)
+        return False
+
+    wait_until(handed_off, timeout=60)
+
+
 @skipIf(connection.vendor == "sqlite", "SQLite sessions cannot be killed")
-class FinalizeRetryTests(TransactionTestCase):
-    def test_a_finalize_outlasting_killed_connections_keeps_its_claim_at_term(self) -> None:
-        """The body runs once: retried while the worker lives, never released."""
-        go = Path(tempfile.mkdtemp()) / "go"
-        self.addCleanup(go.unlink, missing_ok=True)
-        result = finalize_tasks.record_when_allowed.enqueue("once", str(go))
-        waiting = tasks.add.enqueue(1, 1)
-        supervisor = Supervisor(self, workers=ONE_THREAD, task_modules=FINALIZE_TASKS)
-        [worker] = supervisor.children("worker")
+class FinalizeHandOffTests(TransactionTestCase):
+    """A finalize that keeps failing goes to the worker's retrier: the job
+    thread takes new work, the claim row stays the fence."""
+
+    def body_ended_under_lock(self, enqueue: Any, **config: Any) -> tuple[str, Supervisor]:
+        """Start a one-thread worker on the job ``enqueue(go_file)``
+        enqueues; return once its body has run. The caller locks the
+        claim, then touches the go file (``self.go``)."""
+        self.go = Path(tempfile.mkdtemp()) / "go"
+        self.addCleanup(self.go.unlink, missing_ok=True)
+        result = enqueue(str(self.go))
+        config = {"workers": ONE_THREAD, "task_modules": FINALIZE_TASKS, **config}
+        supervisor = Supervisor(self, **config)
+        supervisor.children("worker")
         wait_until(lambda: LedgerEntry.objects.filter(key="once").exists(), timeout=30)
-        claim_pk = ClaimedExecution.objects.get(job__result_id=result.id).pk
+        return result.id, supervisor
+
+    def lock_claim_of(self, result_id: str) -> None:
+        ClaimedExecution.objects.select_for_update().get(job__result_id=result_id)
+
+    def test_a_job_runs_while_another_outcome_waits_to_be_written(self) -> None:
+        """The thread whose finalize failed three times runs the next job;
+        the outcome is written once the row is free, the body ran once."""
+        result_id, supervisor = self.body_ended_under_lock(
+            partial(finalize_tasks.record_when_allowed.enqueue, "once")
+        )
+        later = tasks.add.enqueue(1, 1)
         with transaction.atomic():
-            ClaimedExecution.objects.select_for_update().get(pk=claim_pk)
-            go.touch()
-            # More than the five attempts finalize used to make.
-            kill_lock_waiters(times=6)
-            # Still retrying: the process heartbeats, its only thread
-            # claims nothing new.
+            self.lock_claim_of(result_id)
+            self.go.touch()
+            hand_off(supervisor)
+            wait_until(lambda: job_state(later.id) == JobState.FINISHED, timeout=30)
+            self.assertEqual(job_state(result_id), JobState.CLAIMED)
+        wait_until(lambda: job_state(result_id) == JobState.FINISHED, timeout=30)
+        self.assertEqual(Job.objects.get(result_id=result_id).return_value, "once")
+        self.assertEqual(LedgerEntry.objects.filter(key="once").count(), 1)
+        supervisor.send(signal.SIGTERM)
+        self.assertEqual(supervisor.wait(timeout=30), 0, supervisor.output())
+
+    def test_a_worker_at_max_pending_finalizes_claims_nothing(self) -> None:
+        """With max_pending_finalizes outcomes waiting, the free thread
+        takes no job until they are written."""
+        workers = [{**ONE_THREAD[0], "max_pending_finalizes": 1}]
+        result_id, supervisor = self.body_ended_under_lock(
+            partial(finalize_tasks.record_when_allowed.enqueue, "once"), workers=workers
+        )
+        [worker] = supervisor.children("worker")
+        later = tasks.add.enqueue(1, 1)
+        with transaction.atomic():
+            self.lock_claim_of(result_id)
+            self.go.touch()
+            hand_off(supervisor)
+            self.assertIn("it claims no more jobs until they are", supervisor.output())
+            # Rounds of the worker's loop (every 0.05 s) pass meanwhile.
             beat = heartbeat_of(worker)
             wait_until(lambda: heartbeat_of(worker) != beat, timeout=30)
-            self.assertEqual(job_state(waiting.id), JobState.READY)
+            self.assertEqual(job_state(later.id), JobState.READY)
+        wait_until(lambda: job_state(later.id) == JobState.FINISHED, timeout=30)
+        self.assertEqual(job_state(result_id), JobState.FINISHED)
+        supervisor.send(signal.SIGTERM)
+        self.assertEqual(supervisor.wait(timeout=30), 0, supervisor.output())
+
+    def stop_while_pending(self, enqueue: Any) -> Job:
+        """TERM while the job's outcome waits in the retrier and its claim
+        stays locked past the worker's exit; the lock goes once the worker
+        has said the claim stays for the supervisor to fail. Returns the
+        job once it ended (a next supervisor prunes what is left)."""
+        result_id, supervisor = self.body_ended_under_lock(enqueue)
+        with transaction.atomic():
+            self.lock_claim_of(result_id)
+            self.go.touch()
+            hand_off(supervisor)
             supervisor.send(signal.SIGTERM)
-            self.assertEqual(supervisor.wait(timeout=60), 0, supervisor.output())
-            self.assertEqual(job_state(result.id), JobState.CLAIMED)
-        self.assertIn("stay claimed", supervisor.output())
-        self.assertFalse(ReadyExecution.objects.filter(job__result_id=result.id).exists())
-        # The next supervisor fails the claim clearly and runs the rest.
-        # (PostgreSQL may first finish the dead worker's DELETE, which a
-        # backend waiting on a lock does not notice has lost its client.)
-        after = Supervisor(self, workers=ONE_THREAD, task_modules=FINALIZE_TASKS)
-        ended = (JobState.FAILED, JobState.FINISHED)
-        wait_until(lambda: job_state(result.id) in ended, timeout=30)
-        wait_until(lambda: job_state(waiting.id) == JobState.FINISHED, timeout=30)
-        job = Job.objects.get(result_id=result.id)
-        if job.finished_at is None:
-            [error] = job.errors
-            self.assertEqual(
-                error["exception_class_path"], "robust_queue.exceptions.ProcessMissingError"
-            )
-            self.assertIn(
-                "is gone: it is no longer registered and never recorded the job's "
-                "outcome. The job may have run",
-                error["traceback"],
-            )
+            wait_until(lambda: "stay claimed for the supervisor to fail" in supervisor.output())
+        self.assertEqual(supervisor.wait(timeout=30), 0, supervisor.output())
+        if job_state(result_id) == JobState.CLAIMED:
+            # Its exit could not be recorded in time: the row is pruned.
+            after = Supervisor(self, workers=ONE_THREAD, task_modules=FINALIZE_TASKS)
+            ended = (JobState.FAILED, JobState.FINISHED)
+            wait_until(lambda: job_state(result_id) in ended, timeout=60)
+            after.send(signal.SIGTERM)
+            self.assertEqual(after.wait(timeout=30), 0)
         self.assertEqual(LedgerEntry.objects.filter(key="once").count(), 1)
-        after.send(signal.SIGTERM)
-        self.assertEqual(after.wait(timeout=30), 0)
+        return Job.objects.get(result_id=result_id)
+
+    def assert_failed_saying(self, job: Job, did: str) -> None:
+        [error] = job.errors
+        self.assertIn(
+            error["exception_class_path"],
+            (
+                "robust_queue.exceptions.ProcessExitError",
+                "robust_queue.exceptions.ProcessPrunedError",
+            ),
+        )
+        self.assertIn(BODY_FINISHED.format(did), error["traceback"])
+
+    def test_a_stop_records_a_failure_or_says_what_the_body_raised(self) -> None:
+        """Never a crash (``ProcessMissingError``): the true failure, or
+        an error naming it."""
+        job = self.stop_while_pending(partial(finalize_tasks.raise_when_allowed.enqueue, "once"))
+        self.assertEqual(job_state(job.result_id), JobState.FAILED)
+        [error] = job.errors
+        if error["exception_class_path"] != "builtins.ValueError":
+            self.assert_failed_saying(job, "it raised ValueError: once")
+
+    def test_a_stop_records_a_success_or_says_what_the_body_returned(self) -> None:
+        """A body that succeeded: finished (a session of the dead worker
+        may write it once the lock goes), or failed naming its value."""
+        job = self.stop_while_pending(partial(finalize_tasks.record_when_allowed.enqueue, "once"))
+        if job.finished_at is None:
+            self.assert_failed_saying(job, "it returned 'once'")
+        else:
+            self.assertEqual(job.return_value, "once")
 
 
 @skipUnless(connection.vendor == "sqlite", "SQLite's database-wide write lock")
