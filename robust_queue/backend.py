@@ -27,9 +27,10 @@ from .models.job import RESULT_ID_MAX_LENGTH
 from .options import registry, tagging
 from .options.backend_options import check_backend
 from .options.concurrency import concurrency_key
-from .options.rate_limits import rate_key
+from .options.rate_limits import RATE_LIMIT, rate_key
 from .options.task import RobustQueueTask
 from .options.unique_claims import UniqueClaim, claim_for
+from .options.uniqueness import UNIQUE
 from .options.validation import check_task_names
 from .running import enqueue_metadata as job_metadata
 from .running.results import build_discarded_result, build_result, build_unrunnable_result
@@ -210,13 +211,13 @@ class RobustQueueBackend(BaseTaskBackend):
         tags = tagging.for_enqueue(task)
         if tags:
             job.pending_tags = tags
-        if getattr(task, "rate_limit", None) is not None:
+        if RATE_LIMIT.of(task) is not None:
             job.rate_key = rate_key(task, args, kwargs)
         scope = batch_scope.current()
         if scope is not None:
             job.pending_batch = self._batch_of(task, scope)
         claim = None
-        if once_key is not None or getattr(task, "unique", None) is not None:
+        if once_key is not None or UNIQUE.of(task) is not None:
             claim = claim_for(task, args, kwargs, arguments, once_key)
         return task, job, claim, shown_arguments(args, kwargs)
 

@@ -283,7 +283,7 @@ class _Masker:
             parameters = list(inspect.signature(task.func).parameters.values())
         except (UnknownTaskError, TypeError, ValueError):
             return None
-        if getattr(task, "takes_context", False):
+        if task.takes_context:
             parameters = parameters[1:]
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         return [p.name for p in parameters if p.kind in kinds]

@@ -190,8 +190,8 @@ def task_retentions() -> dict[str, TaskRetention]:
     with ``ROBUST_QUEUE["task_retention"]`` over it, option by option."""
     own = {}
     for task in registry.declared_tasks():
-        kept = getattr(task, "retain", None)
-        if isinstance(kept, TaskRetention):
+        kept = task_retention.RETAIN.of(task)
+        if kept is not None:
             own[task.module_path] = kept
     for path, entry in task_retention.from_settings().items():
         own[path] = own.get(path, TaskRetention()).merged(entry)

@@ -12,24 +12,20 @@ A leaf: nothing here imports the models or the task registry.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
-from django.db import models
-
 from .. import conf
 from ..compat import Task
-from ..exceptions import ConfigurationError, EnqueueError
-from .decorators import with_option
+from .keys import KeyFunction, key_from_call
+from .option import Option
 
 ON_CONFLICT_CHOICES = ("block", "discard")
 KEY_MAX_LENGTH = 255
 
 OnConflict = Literal["block", "discard"]
-KeyFunction = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,24 +68,18 @@ class ConcurrencyLimit:
 
     def key_for(self, task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
         """The semaphore key of one call: ``<group or task path>/<key>``."""
-        if callable(self.key):
-            try:
-                value = self.key(*args, **kwargs)
-            except Exception as exc:
-                raise EnqueueError(
-                    f"The concurrency key of task {task.module_path} could not be "
-                    f"computed from its arguments: {type(exc).__name__}: {exc}"
-                ) from exc
-        else:
-            value = self.key
-        key = f"{self.group or task.module_path}/{_key_part(value)}"
-        if len(key) > KEY_MAX_LENGTH:
-            digest = hashlib.sha256(key.encode()).hexdigest()
-            key = f"{key[: KEY_MAX_LENGTH - 65]}#{digest}"
-        return key
+        return key_from_call(
+            self.key,
+            task,
+            args,
+            kwargs,
+            what="concurrency key",
+            group=self.group,
+            max_length=KEY_MAX_LENGTH,
+        )
 
 
-def concurrency_limit(
+def _limits_concurrency(
     key: str | KeyFunction,
     *,
     to: int = 1,
@@ -97,24 +87,6 @@ def concurrency_limit(
     group: str | None = None,
     on_conflict: OnConflict = "block",
 ) -> ConcurrencyLimit:
-    """A validated ``ConcurrencyLimit``; ``ConfigurationError`` if not valid."""
-    limit = ConcurrencyLimit(
-        key=key, to=to, duration=duration, group=group, on_conflict=on_conflict
-    )
-    errors = limit.validate()
-    if errors:
-        raise ConfigurationError("limits_concurrency(): " + " ".join(errors))
-    return limit
-
-
-def limits_concurrency(
-    key: str | KeyFunction,
-    *,
-    to: int = 1,
-    duration: timedelta | None = None,
-    group: str | None = None,
-    on_conflict: OnConflict = "block",
-) -> Callable[[Task[..., Any]], Task[..., Any]]:
     """Limit how many jobs of a task run at once, per key.
 
     ``key`` is a string or a callable over the task's arguments; model
@@ -122,29 +94,20 @@ def limits_concurrency(
     share their keys. A job over the limit waits as a blocked job, or with
     ``on_conflict="discard"`` is dropped at enqueue.
     """
-    limit = concurrency_limit(key, to=to, duration=duration, group=group, on_conflict=on_conflict)
-
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("limits_concurrency", task, limit)
-
-    return decorator
+    return ConcurrencyLimit(key=key, to=to, duration=duration, group=group, on_conflict=on_conflict)
 
 
-def limit_for(task: Task[..., Any] | None) -> ConcurrencyLimit | None:
-    """The limit ``task`` carries, if any (None for no task)."""
-    limit = getattr(task, "limits_concurrency", None)
-    return limit if isinstance(limit, ConcurrencyLimit) else None
+LIMITS_CONCURRENCY = Option(
+    name="limits_concurrency",
+    kind=ConcurrencyLimit,
+    make=_limits_concurrency,
+    problems=ConcurrencyLimit.validate,
+)
+limits_concurrency = LIMITS_CONCURRENCY.decorator()
+limit_for = LIMITS_CONCURRENCY.of
 
 
 def concurrency_key(task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     """The job's concurrency key, or "" when the task has no limit."""
     limit = limit_for(task)
     return "" if limit is None else limit.key_for(task, args, kwargs)
-
-
-def _key_part(value: Any) -> str:
-    if isinstance(value, models.Model):
-        return f"{value._meta.label_lower}:{value.pk}"
-    if isinstance(value, (list, tuple)):
-        return "/".join(_key_part(item) for item in value)
-    return str(value)

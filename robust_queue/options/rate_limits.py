@@ -17,23 +17,18 @@ A leaf: nothing here imports the models or the task registry.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import models
-
 from ..compat import Task
-from ..exceptions import ConfigurationError, EnqueueError
-from .decorators import with_option
+from .keys import KeyFunction, key_from_call, key_part
+from .option import Option
 
 # A rate-limited job waits as a blocked job on this key prefix.
 WAITING_PREFIX = "rate:"
 KEY_MAX_LENGTH = 255 - len(WAITING_PREFIX)
-
-KeyFunction = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,21 +53,18 @@ class Rate:
         return errors
 
     def key_for(self, task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-        """The rate key of one call: ``<group or task path>/<key>``."""
-        value = self.key
-        if callable(value):
-            try:
-                value = value(*args, **kwargs)
-            except Exception as exc:
-                raise EnqueueError(
-                    f"The rate limit key of task {task.module_path} could not be "
-                    f"computed from its arguments: {type(exc).__name__}: {exc}"
-                ) from exc
-        key = f"{self.group or task.module_path}/{'' if value is None else _key_part(value)}"
-        if len(key) > KEY_MAX_LENGTH:
-            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-            key = f"{key[: KEY_MAX_LENGTH - 65]}#{digest}"
-        return key
+        """The rate key of one call: ``<group or task path>/<key>``; no key
+        (or None from its callable) is "" after the slash."""
+        return key_from_call(
+            self.key,
+            task,
+            args,
+            kwargs,
+            what="rate limit key",
+            group=self.group,
+            part=_part,
+            max_length=KEY_MAX_LENGTH,
+        )
 
     def window_of(self, micros: int) -> int:
         """The start (microseconds since the epoch) of the window that
@@ -81,47 +73,17 @@ class Rate:
         return micros - micros % size
 
 
-def build_rate(*, to: Any, per: Any, key: Any = None, group: Any = None) -> Rate:
-    """A validated ``Rate``; ``ConfigurationError`` lists what is wrong."""
-    rate = Rate(to=to, per=per, key=key, group=group)
-    errors = rate.validate()
-    if errors:
-        raise ConfigurationError("rate_limit(): " + " ".join(errors))
-    return rate
-
-
-def rate_limit(
+def _rate_limit(
     *, to: int, per: timedelta, key: str | KeyFunction | None = None, group: str | None = None
-) -> Callable[[Task[..., Any]], Task[..., Any]]:
+) -> Rate:
     """Start at most ``to`` jobs of a task per ``per``, per key, over every
     worker; the others wait, in priority order, for the next window."""
-    rate = build_rate(to=to, per=per, key=key, group=group)
-
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("rate_limit", task, rate)
-
-    return decorator
+    return Rate(to=to, per=per, key=key, group=group)
 
 
-def rate_from(value: object) -> Rate:
-    """The ``@task(rate_limit=...)`` keyword: a dict of ``rate_limit()``
-    options or a ``Rate``."""
-    if isinstance(value, Rate):
-        return value
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(
-            f"@task(rate_limit=...) takes a dict of rate_limit() options, not {value!r}."
-        )
-    try:
-        return build_rate(**value)
-    except TypeError as exc:
-        raise ConfigurationError(f"@task(rate_limit=...): {exc}") from exc
-
-
-def limit_for(task: Task[..., Any] | None) -> Rate | None:
-    """The rate limit ``task`` carries, if any (None for no task)."""
-    rate = getattr(task, "rate_limit", None)
-    return rate if isinstance(rate, Rate) else None
+RATE_LIMIT = Option(name="rate_limit", kind=Rate, make=_rate_limit, problems=Rate.validate)
+rate_limit = RATE_LIMIT.decorator()
+limit_for = RATE_LIMIT.of
 
 
 def rate_key(task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
@@ -130,9 +92,5 @@ def rate_key(task: Task[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any
     return "" if rate is None else rate.key_for(task, args, kwargs)
 
 
-def _key_part(value: Any) -> str:
-    if isinstance(value, models.Model):
-        return f"{value._meta.label_lower}:{value.pk}"
-    if isinstance(value, (list, tuple)):
-        return "/".join(_key_part(item) for item in value)
-    return str(value)
+def _part(value: Any) -> str:
+    return "" if value is None else key_part(value)

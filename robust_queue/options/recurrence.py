@@ -23,7 +23,7 @@ from ..arguments import encode_arguments
 from ..compat import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY, Task
 from ..exceptions import ConfigurationError, UnknownTaskError
 from . import registry
-from .decorators import require_task
+from .option import require_task
 from .registry import resolve_task
 from .validation import queue_name_error
 

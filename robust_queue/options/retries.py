@@ -22,8 +22,8 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ..compat import Task
-from ..exceptions import ConfigurationError, JobCancelledError, RetryPolicyError
-from .decorators import with_option
+from ..exceptions import JobCancelledError, RetryPolicyError
+from .option import Option
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class RetryPolicy:
         return max(delay + spread, timedelta(0))
 
 
-def retry_policy(
+def _retry(
     attempts: int = 3,
     *,
     backoff: Backoff = "exponential",
@@ -127,8 +127,8 @@ def retry_policy(
     retry_on: tuple[type[BaseException], ...] = (Exception,),
     discard_on: tuple[type[BaseException], ...] = (),
 ) -> RetryPolicy:
-    """A validated ``RetryPolicy``; ``ConfigurationError`` if not valid."""
-    policy = RetryPolicy(
+    """Retry a task automatically when it fails (see ``RetryPolicy``)."""
+    return RetryPolicy(
         attempts=attempts,
         backoff=backoff,
         wait=wait,
@@ -137,43 +137,11 @@ def retry_policy(
         retry_on=_as_tuple(retry_on),
         discard_on=_as_tuple(discard_on),
     )
-    errors = policy.validate()
-    if errors:
-        raise ConfigurationError("retry(): " + " ".join(errors))
-    return policy
 
 
-def retry(
-    attempts: int = 3,
-    *,
-    backoff: Backoff = "exponential",
-    wait: timedelta = DEFAULT_WAIT,
-    max_wait: timedelta = DEFAULT_MAX_WAIT,
-    jitter: float = DEFAULT_JITTER,
-    retry_on: tuple[type[BaseException], ...] = (Exception,),
-    discard_on: tuple[type[BaseException], ...] = (),
-) -> Callable[[Task[..., Any]], Task[..., Any]]:
-    """Retry a task automatically when it fails (see ``RetryPolicy``)."""
-    policy = retry_policy(
-        attempts,
-        backoff=backoff,
-        wait=wait,
-        max_wait=max_wait,
-        jitter=jitter,
-        retry_on=retry_on,
-        discard_on=discard_on,
-    )
-
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("retry", task, policy)
-
-    return decorator
-
-
-def policy_for(task: Task[..., Any] | None) -> RetryPolicy | None:
-    """The retry policy ``task`` carries, if any (None for no task)."""
-    policy = getattr(task, "retry", None)
-    return policy if isinstance(policy, RetryPolicy) else None
+RETRY = Option(name="retry", kind=RetryPolicy, make=_retry, problems=RetryPolicy.validate)
+retry = RETRY.decorator()
+policy_for = RETRY.of
 
 
 def retry_in(

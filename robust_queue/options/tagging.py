@@ -12,14 +12,14 @@ A leaf: nothing here reads settings or models.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from ..compat import Task
 from ..exceptions import ConfigurationError, EnqueueError
-from .decorators import with_option
+from .option import Call, Option
 
 TAG_MAX_LENGTH = 100
 MAX_TAGS = 20
@@ -28,35 +28,40 @@ TAG_RULE = f"a string of 1 to {TAG_MAX_LENGTH} characters without control charac
 _CURRENT: ContextVar[tuple[str, ...]] = ContextVar("robust_queue_job_tags", default=())
 
 
-def tag_problems(values: Any, what: str) -> list[str]:
-    """What is wrong with ``values`` as tags ("" if nothing)."""
-    if isinstance(values, str) or not isinstance(values, Iterable):
-        return [f"{what}: tags are a list of strings, not {values!r}."]
-    values = list(values)
-    problems = [
-        f"{what}: tag {value!r} is not {TAG_RULE}." for value in values if not _is_tag(value)
-    ]
+def tag_problems(values: Collection[Any]) -> list[str]:
+    """What is wrong with ``values`` as the tags of a job (none: nothing)."""
+    problems = [f"tag {value!r} is not {TAG_RULE}." for value in values if not _is_tag(value)]
     if not problems and len(set(values)) > MAX_TAGS:
-        problems.append(f"{what}: {len(set(values))} tags; a job takes at most {MAX_TAGS}.")
+        problems.append(f"{len(set(values))} tags; a job takes at most {MAX_TAGS}.")
     return problems
 
 
-def checked_tags(values: Any, what: str) -> tuple[str, ...]:
+def checked_tags(values: Collection[Any], what: str) -> tuple[str, ...]:
     """``values`` as sorted, distinct tags; ``ConfigurationError`` if not valid."""
-    problems = tag_problems(values, what)
+    problems = tag_problems(values)
     if problems:
-        raise ConfigurationError(" ".join(problems))
+        raise ConfigurationError(f"{what}: " + " ".join(problems))
     return tuple(sorted(set(values)))
 
 
-def tags(*names: str) -> Callable[[Task[..., Any]], Task[..., Any]]:
+def _tags(*names: str) -> tuple[str, ...]:
     """Tag every job of a task with ``names``."""
-    checked = checked_tags(names, "tags()")
+    problems = tag_problems(names)
+    if problems:
+        raise ValueError(" ".join(problems))
+    return tuple(sorted(set(names)))
 
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("tags", task, checked)
 
-    return decorator
+def _keyword(value: object) -> object:
+    # tags=[...] is @tags(...); no tags is no option.
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        return value
+    names = tuple(value)
+    return Call(names) if names else None
+
+
+TAGS = Option(name="tags", kind=tuple, make=_tags, takes="a list of tags", keyword=_keyword)
+tags = TAGS.decorator()
 
 
 @contextmanager
@@ -74,14 +79,14 @@ def job_tags(*names: str) -> Iterator[tuple[str, ...]]:
 
 def for_enqueue(task: Task[..., Any]) -> tuple[str, ...]:
     """The tags of a job of ``task`` being enqueued now (``()``: none)."""
-    own: tuple[str, ...] = getattr(task, "tags", None) or ()
+    own = TAGS.of(task) or ()
     current = _CURRENT.get()
     if not current:
         return own
     merged = {*own, *current}
-    problems = tag_problems(merged, f"Tags of task {task.module_path}")
+    problems = tag_problems(merged)
     if problems:
-        raise EnqueueError(" ".join(problems))
+        raise EnqueueError(f"Tags of task {task.module_path}: " + " ".join(problems))
     return tuple(sorted(merged))
 
 

@@ -16,11 +16,16 @@ Likewise ``@task(unique=True)`` or ``@task(unique={"within": ...})`` is
 ``@tags(...)`` (``tagging.py``), ``@task(retain={...})`` is
 ``@retain(...)`` (``task_retention.py``), and ``@task(rate_limit={...})``
 is ``@rate_limit(...)`` (``rate_limits.py``).
+
+Each option is an ``Option`` (``option.py``), listed in ``OPTIONS``: it
+builds the decorator, turns the keyword into the option's value in
+``__post_init__`` (for ``.using()`` copies too) and reads it back
+(``RETRY.of(task)``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -29,13 +34,25 @@ from django.utils.module_loading import import_string
 
 from ..compat import Task
 from ..exceptions import ConfigurationError
-from . import time_limits
-from .concurrency import ConcurrencyLimit, concurrency_limit
-from .rate_limits import Rate, rate_from
-from .retries import RetryPolicy, retry_policy
-from .tagging import checked_tags
-from .task_retention import TaskRetention, retention_from
-from .uniqueness import Uniqueness, uniqueness_from
+from .concurrency import LIMITS_CONCURRENCY, ConcurrencyLimit
+from .option import Option
+from .rate_limits import RATE_LIMIT, Rate
+from .retries import RETRY, RetryPolicy
+from .tagging import TAGS
+from .task_retention import RETAIN, TaskRetention
+from .time_limits import TIME_LIMIT
+from .uniqueness import UNIQUE, Uniqueness
+
+# Every option of RobustQueueTask: each is a field of the same name.
+OPTIONS: tuple[Option[..., Any], ...] = (
+    LIMITS_CONCURRENCY,
+    RETRY,
+    UNIQUE,
+    RATE_LIMIT,
+    RETAIN,
+    TAGS,
+    TIME_LIMIT,
+)
 
 # What Task.using() may change; everything else comes from the declaration.
 USING_FIELDS = ("priority", "queue_name", "run_after", "backend")
@@ -64,21 +81,11 @@ class RobustQueueTask(_TaskBase):
     rate_limit: Rate | Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        self._set_option("limits_concurrency", ConcurrencyLimit, concurrency_limit)
-        self._set_option("retry", RetryPolicy, retry_policy)
-        if self.unique is False:
-            object.__setattr__(self, "unique", None)
-        elif self.unique is not None:
-            object.__setattr__(self, "unique", uniqueness_from(self.unique))
-        if self.rate_limit is not None:
-            object.__setattr__(self, "rate_limit", rate_from(self.rate_limit))
-        if self.retain is not None:
-            object.__setattr__(self, "retain", retention_from(self.retain))
-        if self.tags is not None:
-            object.__setattr__(self, "tags", checked_tags(self.tags, "@task(tags=...)") or None)
-        if self.time_limit is not None:
-            seconds = time_limits.as_seconds(self.time_limit, "@task(time_limit=...)")
-            object.__setattr__(self, "time_limit", seconds)
+        # Each option's declaration (a dict, True, seconds, ...) becomes
+        # its value, or a ConfigurationError naming the keyword.
+        for option in OPTIONS:
+            value = option.declared(getattr(self, option.name))
+            object.__setattr__(self, option.name, value)
         # After the options: the backend registers the task as it is.
         # Explicit base call: zero-argument super() breaks in slotted
         # dataclasses on Python 3.11.
@@ -90,32 +97,6 @@ class RobustQueueTask(_TaskBase):
         # .using() changed, and is rebuilt from the declaration.
         changes = {name: getattr(self, name) for name in USING_FIELDS}
         return (_unpickle, (self.module_path, changes))
-
-    def _set_option(
-        self,
-        name: str,
-        kind: type[ConcurrencyLimit] | type[RetryPolicy],
-        build: Callable[..., object],
-    ) -> None:
-        """Turn the dict form of option ``name`` into its value object;
-        ``ConfigurationError`` if it is not valid."""
-        value = getattr(self, name)
-        if value is None:
-            return
-        if isinstance(value, kind):
-            errors = value.validate()
-            if errors:
-                raise ConfigurationError(f"@task({name}=...): " + " ".join(errors))
-            return
-        if not isinstance(value, Mapping):
-            raise ConfigurationError(
-                f"@task({name}=...) takes a dict of {name}() options, not {value!r}."
-            )
-        try:
-            option = build(**value)
-        except TypeError as exc:
-            raise ConfigurationError(f"@task({name}=...): {exc}") from exc
-        object.__setattr__(self, name, option)
 
 
 def _unpickle(task_path: str, changes: dict[str, Any]) -> Task[..., Any]:

@@ -19,15 +19,13 @@ A leaf: nothing here reads models or the task registry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
 from .. import conf, conversions
-from ..compat import Task
-from ..exceptions import ConfigurationError
-from .decorators import with_option
+from .option import Option
 
 # An option left out: the global setting applies.
 GLOBAL: Final = "global"
@@ -45,6 +43,9 @@ class TaskRetention:
     finished: Keep = GLOBAL
     failed: Keep = GLOBAL
 
+    def validate(self) -> list[str]:
+        return _problems({"finished": self.finished, "failed": self.failed})
+
     def own(self, option: str) -> bool:
         """Whether ``option`` is this task's own, not the global one."""
         return bool(getattr(self, option) != GLOBAL)
@@ -57,38 +58,19 @@ class TaskRetention:
         )
 
 
-def build_retention(
-    *, finished: Any = GLOBAL, failed: Any = GLOBAL, what: str = "retain()"
-) -> TaskRetention:
-    """A validated ``TaskRetention``; ``ConfigurationError`` names the problem."""
-    problems = _problems({"finished": finished, "failed": failed}, what)
-    if problems:
-        raise ConfigurationError(" ".join(problems))
+def _retain(*, finished: Any = GLOBAL, failed: Any = GLOBAL) -> TaskRetention:
+    """Keep this task's finished / failed jobs for their own time."""
     return TaskRetention(finished=_duration(finished), failed=_duration(failed))
 
 
-def retain(
-    *, finished: Any = GLOBAL, failed: Any = GLOBAL
-) -> Callable[[Task[..., Any]], Task[..., Any]]:
-    """Keep this task's finished / failed jobs for their own time."""
-    retention = build_retention(finished=finished, failed=failed)
-
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("retain", task, retention)
-
-    return decorator
-
-
-def retention_from(value: object) -> TaskRetention:
-    """The ``@task(retain=...)`` keyword: a dict of ``retain()`` options or
-    a ``TaskRetention``."""
-    if isinstance(value, TaskRetention):
-        return value
-    if not isinstance(value, Mapping) or set(value) - set(OPTIONS):
-        raise ConfigurationError(
-            f"@task(retain=...) takes a dict with 'finished' and/or 'failed', not {value!r}."
-        )
-    return build_retention(**value, what="@task(retain=...)")
+RETAIN = Option(
+    name="retain",
+    kind=TaskRetention,
+    make=_retain,
+    problems=TaskRetention.validate,
+    takes="a dict with 'finished' and/or 'failed'",
+)
+retain = RETAIN.decorator()
 
 
 def from_settings() -> dict[str, TaskRetention]:
@@ -97,7 +79,7 @@ def from_settings() -> dict[str, TaskRetention]:
     if validate_settings():
         return {}
     entries = conf.get(conf.TASK_RETENTION) or {}
-    return {path: build_retention(**options) for path, options in entries.items()}
+    return {path: RETAIN.build(**options) for path, options in entries.items()}
 
 
 def validate_settings() -> list[str]:
@@ -122,28 +104,34 @@ def validate_settings() -> list[str]:
                 problems.append(
                     f"{where} has unknown option(s) {', '.join(unknown)} (known: finished, failed)"
                 )
-            problems += _problems({k: v for k, v in options.items() if k in OPTIONS}, where)
+            given = {k: v for k, v in options.items() if k in OPTIONS}
+            problems += [f"{where}: {problem}" for problem in _problems(given)]
     return problems
 
 
-def _problems(options: Mapping[str, Any], what: str) -> list[str]:
+def _problems(options: Mapping[str, Any]) -> list[str]:
     given = {name: value for name, value in options.items() if value != GLOBAL}
     if not given:
-        return [f"{what} needs 'finished' and/or 'failed'."]
+        return ["needs 'finished' and/or 'failed'."]
     return [
-        f"{what}: '{name}' must be a positive timedelta or number of seconds, or None "
+        f"'{name}' must be a positive timedelta or number of seconds, or None "
         f"(keep them), not {value!r}."
         for name, value in given.items()
-        if value is not None and _duration(value) is None
+        if value is not None and not _is_duration(value)
     ]
 
 
-def _duration(value: Any) -> Keep:
-    """A positive duration as a timedelta; None or GLOBAL as themselves;
-    None for anything else (the caller has refused it)."""
+def _duration(value: Any) -> Any:
+    """A positive duration as a timedelta; anything else as given (None,
+    GLOBAL, or a value that ``_problems`` refuses)."""
+    return conversions.positive_duration(value) if _is_duration(value) else value
+
+
+def _is_duration(value: Any) -> bool:
     if value is None or value == GLOBAL:
-        return value  # type: ignore[no-any-return]
+        return False
     try:
-        return conversions.positive_duration(value)
+        conversions.positive_duration(value)
     except ValueError:
-        return None
+        return False
+    return True

@@ -11,47 +11,35 @@ through the task's retry policy like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from .. import conf, conversions
 from ..compat import Task
-from ..exceptions import ConfigurationError
-from .decorators import with_option
+from .option import Call, Option
 
 
-def limit_error(value: Any, what: str = "time_limit") -> str | None:
-    """Why ``value`` is not a time limit (seconds or a timedelta), or None."""
-    try:
-        conversions.time_limit(value)
-    except ValueError as exc:
-        return f"{what} {exc}, not {value!r}."
-    return None
-
-
-def as_seconds(value: Any, what: str = "time_limit") -> float:
-    """``value`` in seconds, or ``ConfigurationError`` naming the problem."""
-    error = limit_error(value, what)
-    if error is not None:
-        raise ConfigurationError(error)
-    return conversions.time_limit(value)
-
-
-def time_limit(limit: float | timedelta) -> Callable[[Task[..., Any]], Task[..., Any]]:
+def _time_limit(limit: float | timedelta) -> float:
     """Stop the task's job when it runs longer than ``limit`` (seconds or a
     ``timedelta``); stacked over ``@task``."""
-    seconds = as_seconds(limit, "@time_limit()")
+    try:
+        return conversions.time_limit(limit)
+    except ValueError as exc:
+        raise ValueError(f"{exc}, not {limit!r}.") from None
 
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("time_limit", task, seconds)
 
-    return decorator
+def _keyword(value: object) -> object:
+    # time_limit=30 is @time_limit(30).
+    return None if value is None else Call((value,))
+
+
+TIME_LIMIT = Option(name="time_limit", kind=float, make=_time_limit, keyword=_keyword)
+time_limit = TIME_LIMIT.decorator()
 
 
 def limit_for(task: Task[..., Any] | None) -> float | None:
     """The task's own limit, else the backend-wide default; None: none."""
-    own = getattr(task, "time_limit", None)
+    own = TIME_LIMIT.of(task)
     if own is not None:
-        return float(own)
+        return own
     return conf.get(conf.TIME_LIMIT)

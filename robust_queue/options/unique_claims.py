@@ -10,12 +10,14 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..arguments import encode_arguments
 from ..compat import Task
 from ..exceptions import EnqueueError
-from .uniqueness import ONCE, Uniqueness
+from .keys import key_from_call
+from .uniqueness import ONCE, UNIQUE, Uniqueness
 
 LABEL_MAX_LENGTH = 255
 
@@ -42,7 +44,7 @@ def claim_for(
     if once_key is not None:
         text = f"once:{task.module_path}/{once_key}"
         return _claim(text, ONCE)
-    uniqueness = getattr(task, "unique", None)
+    uniqueness = UNIQUE.of(task)
     if uniqueness is None:
         return None
     return _claim(f"unique:{_key_text(uniqueness, task, args, kwargs, arguments)}", uniqueness)
@@ -58,19 +60,10 @@ def _key_text(
     """``<task path>/<key>``; the default key is every argument, as
     canonical JSON."""
     if uniqueness.key is None:
-        part = _canonical(arguments)
-    elif callable(uniqueness.key):
-        try:
-            value = uniqueness.key(*args, **kwargs)
-        except Exception as exc:
-            raise EnqueueError(
-                f"The unique key of task {task.module_path} could not be "
-                f"computed from its arguments: {type(exc).__name__}: {exc}"
-            ) from exc
-        part = _key_part(task, value)
-    else:
-        part = uniqueness.key
-    return f"{task.module_path}/{part}"
+        return f"{task.module_path}/{_canonical(arguments)}"
+    return key_from_call(
+        uniqueness.key, task, args, kwargs, what="unique key", part=partial(_key_part, task)
+    )
 
 
 def _claim(text: str, uniqueness: Uniqueness) -> UniqueClaim:

@@ -12,16 +12,13 @@ Nothing here touches the database or reads models at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..compat import Task
-from ..exceptions import ConfigurationError
-from .decorators import with_option
-
-KeyFunction = Callable[..., Any]
+from .keys import KeyFunction
+from .option import Call, Option
 
 # The names users give to states, by the job's stored state.
 STATE_NAMES = {
@@ -119,12 +116,12 @@ class Uniqueness:
 ONCE = Uniqueness(states=STATES)
 
 
-def unique(
+def _unique(
     key: str | KeyFunction | None = None,
     *,
     within: timedelta | None = None,
     states: Sequence[str] | None = None,
-) -> Callable[[Task[..., Any]], Task[..., Any]]:
+) -> Uniqueness:
     """Enqueue a task at most once per key while its job counts.
 
     ``key`` is a string or a callable over the task's arguments (default:
@@ -134,37 +131,29 @@ def unique(
     Enqueueing a duplicate writes no job and returns the existing job's
     result.
     """
-    uniqueness = build_uniqueness(key=key, within=within, states=states)
-
-    def decorator(task: Task[..., Any]) -> Task[..., Any]:
-        return with_option("unique", task, uniqueness)
-
-    return decorator
+    return Uniqueness(key=key, within=within, states=_names(states))
 
 
-def build_uniqueness(*, key: Any = None, within: Any = None, states: Any = None) -> Uniqueness:
-    """A validated ``Uniqueness``; ``ConfigurationError`` lists what is wrong."""
+def _names(states: object) -> Any:
+    # Any iterable of names; anything else is for validate() to refuse.
     if states is not None and not isinstance(states, str) and isinstance(states, Iterable):
-        states = tuple(states)
-    uniqueness = Uniqueness(key=key, within=within, states=states)
-    errors = uniqueness.validate()
-    if errors:
-        raise ConfigurationError("unique(): " + " ".join(errors))
-    return uniqueness
+        return tuple(states)
+    return states
 
 
-def uniqueness_from(value: object) -> Uniqueness:
-    """The ``@task(unique=...)`` keyword: True, a dict of ``unique()``
-    options, or a ``Uniqueness``."""
-    if isinstance(value, Uniqueness):
-        return value
-    if value is True:
-        return build_uniqueness()
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(
-            f"@task(unique=...) takes True or a dict of unique() options, not {value!r}."
-        )
-    try:
-        return build_uniqueness(**value)
-    except TypeError as exc:
-        raise ConfigurationError(f"@task(unique=...): {exc}") from exc
+def _keyword(value: object) -> object:
+    # unique=True is @unique(); unique=False is no option.
+    if isinstance(value, bool):
+        return Call() if value else None
+    return value
+
+
+UNIQUE = Option(
+    name="unique",
+    kind=Uniqueness,
+    make=_unique,
+    problems=Uniqueness.validate,
+    takes="True or a dict of unique() options",
+    keyword=_keyword,
+)
+unique = UNIQUE.decorator()

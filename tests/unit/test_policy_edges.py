@@ -15,18 +15,13 @@ from robust_queue.arguments import encode_arguments
 from robust_queue.compat import FRAMEWORK, InvalidTask, task
 from robust_queue.exceptions import ConfigurationError, EnqueueError, RetryPolicyError
 from robust_queue.options import recurrence, task_retention, time_limits
-from robust_queue.options.rate_limits import KEY_MAX_LENGTH, Rate, build_rate, rate_from
+from robust_queue.options.rate_limits import KEY_MAX_LENGTH, RATE_LIMIT, Rate
 from robust_queue.options.recurrence import RecurringDefinition
-from robust_queue.options.retries import RetryPolicy, retry_policy
-from robust_queue.options.task_retention import GLOBAL, TaskRetention, retention_from
+from robust_queue.options.retries import RETRY, RetryPolicy
+from robust_queue.options.task_retention import GLOBAL, RETAIN, TaskRetention
+from robust_queue.options.time_limits import TIME_LIMIT
 from robust_queue.options.unique_claims import LABEL_MAX_LENGTH, claim_for
-from robust_queue.options.uniqueness import (
-    STATES,
-    Uniqueness,
-    build_uniqueness,
-    unique,
-    uniqueness_from,
-)
+from robust_queue.options.uniqueness import STATES, UNIQUE, Uniqueness, unique
 from robust_queue.options.validation import check_priority, queue_name_error
 from testproject import tasks
 from testproject.models import LedgerEntry
@@ -50,7 +45,7 @@ def claim_hash(declared: object, *args: object, **kwargs: object) -> str:
 class RetryPolicyEdgeTests(SimpleTestCase):
     def test_every_problem_is_named_in_one_error(self) -> None:
         with self.assertRaises(ConfigurationError) as raised:
-            retry_policy(0, backoff="linear", jitter=-1)  # type: ignore[arg-type]
+            RETRY.build(0, backoff="linear", jitter=-1)  # type: ignore[arg-type]
         message = str(raised.exception)
         self.assertTrue(message.startswith("retry(): "), message)
         for part in (
@@ -61,7 +56,7 @@ class RetryPolicyEdgeTests(SimpleTestCase):
             self.assertIn(part, message)
 
     def test_error_classes_may_be_a_list_or_one_class(self) -> None:
-        policy = retry_policy(retry_on=[KeyError, OSError], discard_on=FileNotFoundError)  # type: ignore[arg-type]
+        policy = RETRY.build(retry_on=[KeyError, OSError], discard_on=FileNotFoundError)  # type: ignore[arg-type]
         self.assertEqual(policy.retry_on, (KeyError, OSError))
         self.assertEqual(policy.discard_on, (FileNotFoundError,))
         self.assertIsNotNone(policy.retry_in(ConnectionError(), 1))
@@ -71,14 +66,14 @@ class RetryPolicyEdgeTests(SimpleTestCase):
         with self.assertRaisesMessage(
             ConfigurationError, "'discard_on' must be a tuple of exception classes."
         ):
-            retry_policy(discard_on=(ValueError("no"),))  # type: ignore[arg-type]
+            RETRY.build(discard_on=(ValueError("no"),))  # type: ignore[arg-type]
         with self.assertRaisesMessage(
             ConfigurationError, "'retry_on' must be a tuple of exception classes."
         ):
-            retry_policy(retry_on=(int,))  # type: ignore[arg-type]
+            RETRY.build(retry_on=(int,))  # type: ignore[arg-type]
 
     def test_one_attempt_is_never_retried(self) -> None:
-        policy = retry_policy(1)
+        policy = RETRY.build(1)
         self.assertIsNone(policy.retry_in(ValueError(), 1))
 
     def test_a_wait_above_max_wait_is_cut_to_max_wait(self) -> None:
@@ -125,21 +120,21 @@ class RetryPolicyEdgeTests(SimpleTestCase):
 
 class UniquenessEdgeTests(SimpleTestCase):
     def test_the_task_keyword_forms(self) -> None:
-        self.assertEqual(uniqueness_from(True), Uniqueness())
-        given = build_uniqueness(key="k")
-        self.assertIs(uniqueness_from(given), given)
-        self.assertEqual(uniqueness_from({"key": "k"}), given)
+        self.assertEqual(UNIQUE.declared(True), Uniqueness())
+        given = UNIQUE.build(key="k")
+        self.assertIs(UNIQUE.declared(given), given)
+        self.assertEqual(UNIQUE.declared({"key": "k"}), given)
         with self.assertRaisesMessage(
             ConfigurationError, "@task(unique=...) takes True or a dict of unique() options, not 1"
         ):
-            uniqueness_from(1)
+            UNIQUE.declared(1)
 
     def test_states_may_be_any_iterable_of_names(self) -> None:
         states = ["ready", "scheduled", "blocked"]
-        self.assertEqual(build_uniqueness(states=states).states, tuple(states))
-        self.assertEqual(build_uniqueness(states=iter(states)).states, tuple(states))
+        self.assertEqual(UNIQUE.build(states=states).states, tuple(states))
+        self.assertEqual(UNIQUE.build(states=iter(states)).states, tuple(states))
         with self.assertRaisesMessage(ConfigurationError, "'states' must be a tuple of state"):
-            build_uniqueness(states=5)
+            UNIQUE.build(states=5)
 
     def test_within_is_a_timedelta(self) -> None:
         with self.assertRaisesMessage(
@@ -149,22 +144,22 @@ class UniquenessEdgeTests(SimpleTestCase):
 
     def test_every_problem_is_named_in_one_error(self) -> None:
         with self.assertRaises(ConfigurationError) as raised:
-            build_uniqueness(key="", within=timedelta(-1))
+            UNIQUE.build(key="", within=timedelta(-1))
         self.assertIn("'key' must not be empty.", str(raised.exception))
         self.assertIn("'within' must be a positive timedelta", str(raised.exception))
 
     def test_an_unknown_stored_state_never_counts(self) -> None:
-        self.assertIs(build_uniqueness().counts("archived", None, NOW), False)
+        self.assertIs(UNIQUE.build().counts("archived", None, NOW), False)
 
     def test_an_ended_job_without_an_end_time_does_not_count(self) -> None:
-        within = build_uniqueness(within=timedelta(hours=1))
+        within = UNIQUE.build(within=timedelta(hours=1))
         self.assertIs(within.counts("finished", None, NOW), False)
         self.assertIs(within.counts("finished", NOW - timedelta(minutes=59), NOW), True)
         self.assertIs(within.counts("finished", NOW - timedelta(hours=1), NOW), False)
 
     def test_a_listed_failed_state_counts_for_within(self) -> None:
         states = ("ready", "scheduled", "blocked", "running", "failed")
-        uniqueness = build_uniqueness(states=states, within=timedelta(minutes=5))
+        uniqueness = UNIQUE.build(states=states, within=timedelta(minutes=5))
         self.assertIs(uniqueness.counts("failed", NOW - timedelta(minutes=1), NOW), True)
         self.assertIs(uniqueness.counts("finished", NOW - timedelta(minutes=1), NOW), False)
 
@@ -229,34 +224,38 @@ class UniqueKeyEdgeTests(SimpleTestCase):
 class RateKeyEdgeTests(SimpleTestCase):
     def test_the_task_keyword_forms(self) -> None:
         rate = Rate(to=1, per=timedelta(minutes=1))
-        self.assertIs(rate_from(rate), rate)
+        self.assertIs(RATE_LIMIT.declared(rate), rate)
         for value, message in (
             ("10/m", "@task(rate_limit=...) takes a dict of rate_limit() options, not '10/m'."),
-            ({"to": 1}, "@task(rate_limit=...): build_rate() missing 1 required"),
+            (
+                {"to": 1},
+                "@task(rate_limit=...) takes a dict of rate_limit() options, not {'to': 1} "
+                "(missing a required argument: 'per').",
+            ),
             ({"to": 1, "per": timedelta(1), "burst": 2}, "unexpected keyword argument 'burst'"),
         ):
             with self.subTest(value=value), self.assertRaisesMessage(ConfigurationError, message):
-                rate_from(value)
+                RATE_LIMIT.declared(value)
 
     def test_every_problem_is_named_in_one_error(self) -> None:
         with self.assertRaises(ConfigurationError) as raised:
-            build_rate(to=0, per=timedelta(microseconds=999), group=5)
+            RATE_LIMIT.build(to=0, per=timedelta(microseconds=999), group=5)
         message = str(raised.exception)
         self.assertIn("'to' must be a whole number >= 1, not 0.", message)
         self.assertIn("'per' must be a timedelta of at least 1 ms", message)
         self.assertIn("'group' must be a non-empty string, not 5.", message)
 
     def test_lists_and_models_make_readable_keys(self) -> None:
-        rate = build_rate(to=1, per=timedelta(1), key=lambda a=None, b=None: [a, (b, 3)])
+        rate = RATE_LIMIT.build(to=1, per=timedelta(1), key=lambda a=None, b=None: [a, (b, 3)])
         self.assertEqual(rate.key_for(SAMPLE, ("x", "y"), {}), f"{SAMPLE.module_path}/x/y/3")
-        by_row = build_rate(to=1, per=timedelta(1), key=lambda a=None, b=None: a)
+        by_row = RATE_LIMIT.build(to=1, per=timedelta(1), key=lambda a=None, b=None: a)
         self.assertEqual(
             by_row.key_for(SAMPLE, (LedgerEntry(pk=7),), {}),
             f"{SAMPLE.module_path}/testproject.ledgerentry:7",
         )
 
     def test_a_key_callable_that_raises_is_an_enqueue_error(self) -> None:
-        rate = build_rate(to=1, per=timedelta(1), key=lambda a=None, b=None: 1 / 0)
+        rate = RATE_LIMIT.build(to=1, per=timedelta(1), key=lambda a=None, b=None: 1 / 0)
         with self.assertRaisesMessage(
             EnqueueError,
             f"The rate limit key of task {SAMPLE.module_path} could not be computed "
@@ -265,7 +264,7 @@ class RateKeyEdgeTests(SimpleTestCase):
             rate.key_for(SAMPLE, (), {})
 
     def test_long_keys_that_differ_only_at_the_end_stay_apart(self) -> None:
-        rate = build_rate(to=1, per=timedelta(1), key=lambda a=None, b=None: a)
+        rate = RATE_LIMIT.build(to=1, per=timedelta(1), key=lambda a=None, b=None: a)
         first = rate.key_for(SAMPLE, ("k" * 300 + "1",), {})
         second = rate.key_for(SAMPLE, ("k" * 300 + "2",), {})
         self.assertEqual((len(first), len(second)), (KEY_MAX_LENGTH, KEY_MAX_LENGTH))
@@ -309,18 +308,19 @@ class QueueNameAndPriorityEdgeTests(SimpleTestCase):
 
 class TimeLimitEdgeTests(SimpleTestCase):
     def test_errors_name_what_was_given(self) -> None:
-        self.assertIsNone(time_limits.limit_error(0.5))
-        self.assertEqual(
-            time_limits.limit_error(timedelta(0), "ROBUST_QUEUE['time_limit']"),
-            "ROBUST_QUEUE['time_limit'] must be more than 0 seconds, not datetime.timedelta(0).",
-        )
+        self.assertEqual(TIME_LIMIT.build(0.5), 0.5)
         with self.assertRaisesMessage(
-            ConfigurationError, "@time_limit() must be a number of seconds or a timedelta"
+            ConfigurationError,
+            "time_limit(): must be more than 0 seconds, not datetime.timedelta(0).",
+        ):
+            TIME_LIMIT.build(timedelta(0))
+        with self.assertRaisesMessage(
+            ConfigurationError, "time_limit(): must be a number of seconds or a timedelta"
         ):
             time_limits.time_limit("1m")  # type: ignore[arg-type]
 
     def test_a_timedelta_is_stored_as_seconds(self) -> None:
-        self.assertEqual(time_limits.as_seconds(timedelta(minutes=2)), 120.0)
+        self.assertEqual(TIME_LIMIT.build(timedelta(minutes=2)), 120.0)
         limited = time_limits.time_limit(timedelta(milliseconds=250))(SAMPLE)
         self.assertEqual(time_limits.limit_for(limited), 0.25)
 
@@ -334,9 +334,9 @@ class TimeLimitEdgeTests(SimpleTestCase):
 class TaskRetentionEdgeTests(SimpleTestCase):
     def test_the_task_keyword_forms(self) -> None:
         kept = TaskRetention(finished=None)
-        self.assertIs(retention_from(kept), kept)
+        self.assertIs(RETAIN.declared(kept), kept)
         self.assertEqual(
-            retention_from({"finished": 90, "failed": None}),
+            RETAIN.declared({"finished": 90, "failed": None}),
             TaskRetention(finished=timedelta(seconds=90), failed=None),
         )
         for value in ({"finished": 5, "kept": 1}, "forever", ["finished"]):
@@ -346,13 +346,13 @@ class TaskRetentionEdgeTests(SimpleTestCase):
                     ConfigurationError, "@task(retain=...) takes a dict with 'finished'"
                 ),
             ):
-                retention_from(value)
+                RETAIN.declared(value)
 
     def test_a_bad_keyword_value_names_the_keyword(self) -> None:
         with self.assertRaisesMessage(
             ConfigurationError, "@task(retain=...): 'failed' must be a positive timedelta"
         ):
-            retention_from({"failed": -5})
+            RETAIN.declared({"failed": -5})
 
     def test_merging_takes_the_other_s_own_options_only(self) -> None:
         base = TaskRetention(finished=timedelta(days=1), failed=timedelta(days=2))
@@ -366,8 +366,8 @@ class TaskRetentionEdgeTests(SimpleTestCase):
 
     def test_given_global_explicitly_is_as_if_left_out(self) -> None:
         with self.assertRaisesMessage(ConfigurationError, "needs 'finished' and/or 'failed'"):
-            task_retention.build_retention(finished=GLOBAL, failed=GLOBAL)
-        kept = task_retention.build_retention(finished=GLOBAL, failed=60)
+            RETAIN.build(finished=GLOBAL, failed=GLOBAL)
+        kept = RETAIN.build(finished=GLOBAL, failed=60)
         self.assertEqual(kept, TaskRetention(failed=timedelta(seconds=60)))
 
     @override_settings(ROBUST_QUEUE={"task_retention": {5: {"finished": 60}}})

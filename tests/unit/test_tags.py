@@ -31,7 +31,9 @@ class TagOptionTests(SimpleTestCase):
         if not TASK_TAKES_OPTIONS:
             self.skipTest("Django 6.0's @task takes no backend options")
         self.assertEqual(co.tagged_by_keyword.tags, ("by-keyword",))  # type: ignore[attr-defined]
-        with self.assertRaisesMessage(ConfigurationError, "@task(tags=...): tags are a list"):
+        with self.assertRaisesMessage(
+            ConfigurationError, "@task(tags=...) takes a list of tags, not 'one'."
+        ):
             task(tags="one")(lambda: None)
 
     def test_bad_tags_are_refused_when_declared(self) -> None:

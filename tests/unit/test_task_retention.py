@@ -29,7 +29,7 @@ class RetainTests(SimpleTestCase):
 
     def test_bad_options_are_refused(self) -> None:
         for options, message in (
-            ({}, "retain() needs 'finished' and/or 'failed'."),
+            ({}, "retain(): needs 'finished' and/or 'failed'."),
             ({"finished": 0}, "'finished' must be a positive timedelta or number of seconds"),
             ({"failed": timedelta(seconds=-5)}, "'failed' must be a positive"),
             ({"finished": "1d"}, "not '1d'"),

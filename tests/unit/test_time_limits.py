@@ -12,7 +12,7 @@ from robust_queue.checks import check_settings
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError, JobCancelledError, ProcessExitError
 from robust_queue.options.retries import RetryPolicy, retry_in
-from robust_queue.options.time_limits import as_seconds, limit_for
+from robust_queue.options.time_limits import TIME_LIMIT, limit_for
 from testproject import tasks
 
 
@@ -45,19 +45,19 @@ class DeclarationTests(SimpleTestCase):
         }
         for value, message in cases.items():
             with self.subTest(value=value):
-                with self.assertRaisesMessage(ConfigurationError, "@time_limit() " + message):
+                with self.assertRaisesMessage(ConfigurationError, "time_limit(): " + message):
                     time_limit(value)  # type: ignore[arg-type]
 
     def test_good_limits_are_seconds(self) -> None:
-        self.assertEqual(as_seconds(1), 1.0)
-        self.assertEqual(as_seconds(0.25), 0.25)
-        self.assertEqual(as_seconds(timedelta(hours=1)), 3600.0)
+        self.assertEqual(TIME_LIMIT.build(1), 1.0)
+        self.assertEqual(TIME_LIMIT.build(0.25), 0.25)
+        self.assertEqual(TIME_LIMIT.build(timedelta(hours=1)), 3600.0)
 
     def test_the_task_keyword_is_validated_at_declaration(self) -> None:
         if not TASK_TAKES_OPTIONS:
             self.skipTest("Django 6.0's @task takes no options")
         with self.assertRaisesMessage(
-            ConfigurationError, "@task(time_limit=...) must be more than 0 seconds, not -3"
+            ConfigurationError, "@task(time_limit=...): must be more than 0 seconds, not -3"
         ):
             task(time_limit=-3)(tasks.add.func)  # type: ignore[call-arg]
 

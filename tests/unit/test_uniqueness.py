@@ -12,7 +12,7 @@ from django.utils import timezone
 from robust_queue import unique
 from robust_queue.compat import TASK_TAKES_OPTIONS, task
 from robust_queue.exceptions import ConfigurationError
-from robust_queue.options.uniqueness import ONCE, Uniqueness, build_uniqueness
+from robust_queue.options.uniqueness import ONCE, UNIQUE, Uniqueness
 from testproject import unique_tasks as ut
 
 
@@ -78,13 +78,13 @@ class BadOptionTests(SimpleTestCase):
 
 class CountingTests(SimpleTestCase):
     def test_default_states_are_waiting_and_running(self) -> None:
-        uniqueness = build_uniqueness()
+        uniqueness = UNIQUE.build()
         self.assertEqual(uniqueness.counted_states, ("ready", "scheduled", "blocked", "running"))
         self.assertIs(uniqueness.counts("claimed", None, None), True)
         self.assertIs(uniqueness.counts("finished", timezone.now(), None), False)
 
     def test_within_adds_finished_for_that_long(self) -> None:
-        uniqueness = build_uniqueness(within=timedelta(minutes=5))
+        uniqueness = UNIQUE.build(within=timedelta(minutes=5))
         now = timezone.now()
         self.assertIs(uniqueness.counts("finished", now - timedelta(minutes=4), now), True)
         self.assertIs(uniqueness.counts("finished", now - timedelta(minutes=6), now), False)
