@@ -17,7 +17,8 @@ from functools import partial
 from django.db import connections
 
 from ..models import ClaimedExecution, NextClaim
-from ..running.performing import Defer, Guard, perform
+from ..running.endings import Defer
+from ..running.performing import Guard, perform
 
 logger = logging.getLogger(__name__)
 

@@ -15,18 +15,12 @@ from .. import conf
 from ..arguments import decode_arguments, storable_return_value
 from ..compat import Task, TaskContext, TaskResult, TaskResultStatus, task_finished, task_started
 from ..exceptions import DeserializationError, ReturnValueError, Snooze
-from ..models.error_record import error_record, storable_text
+from ..models.error_record import error_record
 from ..options import retries
 from ..options.registry import rebuild_task
 from . import attempt_log, enqueue_metadata, rate_gate
-from .finalizing import (
-    Finalized,
-    FinalizePostponed,
-    describe,
-    record_failure,
-    record_snooze,
-    record_success,
-)
+from .endings import Defer, Ending, failed, finalize, snoozed, succeeded
+from .finalizing import Finalized
 from .results import build_result, task_errors
 
 if TYPE_CHECKING:
@@ -52,15 +46,6 @@ class Body:
 
 # Runs a job's body: (claim, task, body) -> the body's value.
 Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
-# Takes on a finalize that kept failing: (claim, what the body did,
-# resume). ``resume()`` tries once more and does what follows the write;
-# it raises ``FinalizePostponed`` while the write still fails.
-Defer = Callable[["ClaimedExecution", str, Callable[[], None]], None]
-# How often a job thread tries to write an outcome before it hands it on
-# (``defer``): a blip passes in these, an outage does not.
-DEFAULT_QUICK_TRIES = 3
-# Writes the outcome: (patience, in_doubt) -> how it was recorded.
-_Record = Callable[[int | None, bool], Finalized]
 
 
 def perform(
@@ -99,48 +84,16 @@ def perform(
     except Exception as exc:  # noqa: BLE001 - every failure is recorded
         logger.error("Job %s cannot run: %s", job.result_id, exc)
         on_outcome()
-        ending = _failed(claimed, error_record(exc), None)
+        ending = failed(claimed, error_record(exc), None)
 
         def cannot_run(finalized: Finalized) -> None:
             on_recorded()
             attempt.finished(_outcome(finalized, attempt_log.FAILED))
 
-        return _finalize(claimed, ending.record, cannot_run, (defer, ending.did))
+        return finalize(claimed, ending.record, cannot_run, (defer, ending.did))
     return _perform_task(
         claimed, task, result, (on_outcome, on_recorded, attempt), guard or _unguarded, then, defer
     )
-
-
-def _finalize(
-    claimed: ClaimedExecution,
-    record: _Record,
-    after: Callable[[Finalized], None],
-    handoff: tuple[Defer | None, str],
-) -> bool:
-    """Write the outcome (``record``), then do what follows it (``after``).
-
-    ``handoff``: (perform()'s ``defer``, what the body did). With a
-    ``defer`` a write that keeps failing goes there, ``after`` with it.
-    True unless the claim was found gone.
-    """
-    defer, did = handoff
-    if defer is None:
-        finalized = record(None, False)
-    else:
-        try:
-            finalized = record(DEFAULT_QUICK_TRIES, False)
-        except FinalizePostponed:
-            # One try per resume: the retrier serves every pending finalize.
-            defer(claimed, did, lambda: after(record(1, True)))
-            return True
-    after(finalized)
-    return finalized is not Finalized.SKIPPED
-
-
-def _raised(error: dict[str, str]) -> str:
-    # A traceback's last line names the exception and its message.
-    last = error.get("traceback", "").rstrip().rsplit("\n", 1)[-1]
-    return f"it raised {storable_text(last, 200)}"
 
 
 def _outcome(finalized: Finalized, outcome: str) -> str:
@@ -186,13 +139,13 @@ def _perform_task(
         value = _run(claimed, task, result, guard)
     except Snooze as snooze:
         on_outcome()
-        ending = _snoozed(claimed, snooze.delay)
+        ending = snoozed(claimed, snooze.delay)
     except BaseException as exc:  # noqa: BLE001 - every failure is recorded
         on_outcome()
-        ending = _failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc))
+        ending = failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc))
     else:
         on_outcome()
-        ending = _succeeded(claimed, value, then() if then is not None else None)
+        ending = succeeded(claimed, value, then() if then is not None else None)
     sender = type(task.get_backend())
 
     def followed(finalized: Finalized) -> None:
@@ -201,51 +154,11 @@ def _perform_task(
         _finished(finalized, sender, result)
         attempt.finished(_outcome(finalized, ending.outcome))
 
-    return _finalize(claimed, ending.record, followed, (defer, ending.did))
-
-
-@dataclass(frozen=True, slots=True)
-class _Ending:
-    """How a run ended: how to write it, and what to say of it."""
-
-    record: _Record
-    outcome: str  # the attempt's (attempt_log)
-    did: str  # what the body did, said if its outcome cannot be written
-    status: TaskResultStatus  # READY: snoozed, waiting again
-    value: Any = None
-
-
-def _succeeded(claimed: ClaimedExecution, value: Any, then: NextClaim | None) -> _Ending:
-    def record(patience: int | None, in_doubt: bool) -> Finalized:
-        # A resumed write claims nothing more: its thread moved on.
-        following = None if in_doubt else then
-        return record_success(claimed, value, following, patience=patience, in_doubt=in_doubt)
-
-    did = f"it returned {describe(value)}"
-    return _Ending(record, attempt_log.SUCCESSFUL, did, TaskResultStatus.SUCCESSFUL, value)
-
-
-def _failed(
-    claimed: ClaimedExecution, error: dict[str, str], retry_in: timedelta | None
-) -> _Ending:
-    def record(patience: int | None, in_doubt: bool) -> Finalized:
-        return record_failure(claimed, error, retry_in, patience=patience, in_doubt=in_doubt)
-
-    outcome = attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
-    return _Ending(record, outcome, _raised(error), TaskResultStatus.FAILED)
-
-
-def _snoozed(claimed: ClaimedExecution, delay: timedelta) -> _Ending:
-    """A run that raised ``Snooze`` (``snoozing.py``)."""
-
-    def record(patience: int | None, in_doubt: bool) -> Finalized:
-        return record_snooze(claimed, delay, patience=patience)
-
-    return _Ending(record, attempt_log.SNOOZED, f"it snoozed for {delay}", TaskResultStatus.READY)
+    return finalize(claimed, ending.record, followed, (defer, ending.did))
 
 
 def _settle_as(
-    result: TaskResult[Any], finalized: Finalized, ending: _Ending, claimed: ClaimedExecution
+    result: TaskResult[Any], finalized: Finalized, ending: Ending, claimed: ClaimedExecution
 ) -> None:
     if finalized is Finalized.REPLACED or ending.status is TaskResultStatus.FAILED:
         _settle(result, TaskResultStatus.FAILED, errors=claimed.job.errors)
