@@ -135,26 +135,30 @@ def _perform_task(
     outcome is logged once recorded). Returns what ``_finalize`` returns.
     """
     on_outcome, on_recorded, attempt = hooks
+    sender = type(task.get_backend())
+
+    def finish(ending: Ending) -> bool:
+        def followed(finalized: Finalized) -> None:
+            on_recorded()
+            _settle_as(result, finalized, ending, claimed)
+            _finished(finalized, sender, result)
+            attempt.finished(_outcome(finalized, ending.outcome))
+
+        return finalize(claimed, ending.record, followed, (defer, ending.did))
+
     try:
         value = _run(claimed, task, result, guard)
     except Snooze as snooze:
         on_outcome()
-        ending = snoozed(claimed, snooze.delay)
+        return finish(snoozed(claimed, snooze.delay))
     except BaseException as exc:  # noqa: BLE001 - every failure is recorded
         on_outcome()
-        ending = failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc))
-    else:
-        on_outcome()
-        ending = succeeded(claimed, value, then() if then is not None else None)
-    sender = type(task.get_backend())
-
-    def followed(finalized: Finalized) -> None:
-        on_recorded()
-        _settle_as(result, finalized, ending, claimed)
-        _finished(finalized, sender, result)
-        attempt.finished(_outcome(finalized, ending.outcome))
-
-    return finalize(claimed, ending.record, followed, (defer, ending.did))
+        # Inside the except: task_finished for a failure is sent while the
+        # exception is being handled (DEP 0014), so a receiver can log it.
+        # A write handed to the retrier sends it later, from its thread.
+        return finish(failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc)))
+    on_outcome()
+    return finish(succeeded(claimed, value, then() if then is not None else None))
 
 
 def _settle_as(
