@@ -23,7 +23,6 @@ e.g. the process was pruned meanwhile, nothing is written.
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import reprlib
 import time
@@ -33,7 +32,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db import (
-    DatabaseError,
     InterfaceError,
     InternalError,
     OperationalError,
@@ -55,12 +53,6 @@ DEFAULT_BACKOFF = 0.1
 DEFAULT_MAX_BACKOFF = 5.0
 # How much of a refused value or error a FinalizeError quotes.
 DEFAULT_QUOTED_CHARS = 2000
-# MySQL/MariaDB: a statement over max_allowed_packet gets 1153, or the
-# server drops the connection and the client reports 2006/2013.
-_PACKET_TOO_LARGE = 1153
-_CONNECTION_LOST = (2006, 2013)
-# Room for the rest of the statement around the value.
-_PACKET_MARGIN = 4096
 
 _QUOTE = reprlib.Repr()
 _QUOTE.maxstring = _QUOTE.maxother = DEFAULT_QUOTED_CHARS // 4
@@ -240,22 +232,8 @@ def _is_permanent(exc: Exception, using: str, stored: Any) -> bool:
         # DataError, IntegrityError, ProgrammingError, or not a database
         # error at all: trying again writes the same thing again.
         return True
-    code = dialect_for(using).error_code(exc)
-    if code == _PACKET_TOO_LARGE:
-        return True
-    return code in _CONNECTION_LOST and _is_over_packet_limit(using, stored)
-
-
-def _is_over_packet_limit(using: str, stored: Any) -> bool:
-    """Whether ``stored`` alone fills the server's max_allowed_packet."""
-    try:
-        _recover(using)
-        with connections[using].cursor() as cursor:
-            cursor.execute("SELECT @@max_allowed_packet")
-            (limit,) = cursor.fetchone()
-    except DatabaseError:
-        return False  # The server is unreachable: a real outage.
-    return len(json.dumps(stored)) + _PACKET_MARGIN >= int(limit)
+    # A vendor's own refusal that looks transient (MySQL's packet limit).
+    return dialect_for(using).refuses_value(exc, stored)
 
 
 def _refusal(claimed: ClaimedExecution, exc: Exception, what: str, quote: str) -> dict[str, str]:

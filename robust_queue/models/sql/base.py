@@ -256,3 +256,9 @@ class Dialect(Statements):
     def error_code(self, exc: BaseException) -> int | None:
         """The server's numeric error code of ``exc``, where it has them."""
         return None
+
+    def refuses_value(self, exc: BaseException, stored: Any) -> bool:
+        """Whether ``exc``, raised writing ``stored``, is the server refusing
+        that value for good (a retry writes it again), though its class
+        says transient. ``stored`` is JSON-serialisable."""
+        return False

@@ -22,6 +22,7 @@ No LISTEN: an idle worker's listener reads the newest ready id every
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
@@ -36,6 +37,11 @@ from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .round_trips import BEGIN, COMMIT, Sent, send
 from .statements import Statement
 from .watch import watch_newest_ready
+
+_PACKET_TOO_LARGE = 1153
+_CONNECTION_LOST = (2006, 2013)
+# Room for the rest of the statement around the value.
+_PACKET_MARGIN = 4096
 
 # Whether the DELETE of a claim before it removed the row (a session variable).
 _TAKEN = "@robust_queue_taken"
@@ -259,3 +265,27 @@ class MySQLDialect(Dialect):
         # Django's wrapper keeps the driver's args: (code, message).
         code = exc.args[0] if exc.args else None
         return code if isinstance(code, int) else None
+
+    def refuses_value(self, exc: BaseException, stored: Any) -> bool:
+        # A statement over max_allowed_packet gets 1153, or the server drops
+        # the connection and the client reports 2006/2013.
+        code = self.error_code(exc)
+        if code == _PACKET_TOO_LARGE:
+            return True
+        return code in _CONNECTION_LOST and self._is_over_packet_limit(stored)
+
+    def _is_over_packet_limit(self, stored: Any) -> bool:
+        """Whether ``stored`` alone fills the server's max_allowed_packet,
+        asked on a connection replaced if the error broke it."""
+        connection = self.connection
+        try:
+            if not connection.in_atomic_block and not (
+                connection.connection is not None and connection.is_usable()
+            ):
+                connection.close()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT @@max_allowed_packet")
+                (limit,) = cursor.fetchone()
+        except DatabaseError:
+            return False  # The server is unreachable: a real outage.
+        return len(json.dumps(stored)) + _PACKET_MARGIN >= int(limit)
