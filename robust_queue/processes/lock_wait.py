@@ -4,7 +4,7 @@ The supervisor reaps, replaces and stops children from one loop; a
 statement of it that waits on a row lock another session holds (the claim
 of a dead child, say) would stall all of that for InnoDB's 50 s, or for
 ever on PostgreSQL. Inside ``bounded_lock_wait`` such a statement fails
-after ``seconds`` instead, with an error ``deadlocks.lock_conflict``
+after ``seconds`` instead, with an error ``Dialect.lock_conflict``
 recognises, and the caller tries again later.
 """
 

@@ -21,7 +21,7 @@ from django.db import DatabaseError, connections
 from ..exceptions import ProcessMissingError
 from ..models import ClaimedExecution, Process
 from ..models.process import OUTCOME_NOT_RECORDED
-from ..models.sql.deadlocks import lock_conflict
+from ..models.sql import dialect_for
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,10 @@ class Backlog:
         self,
         on_error: Callable[[DatabaseError], None],
         on_locked: Callable[[DatabaseError], None],
+        *,
+        using: str,
     ) -> None:
+        self.using = using
         self.on_error = on_error
         self.on_locked = on_locked
         self.waiting_for_lock = False
@@ -167,7 +170,7 @@ class Backlog:
             try:
                 record()
             except DatabaseError as exc:
-                if lock_conflict(exc) is None:
+                if dialect_for(self.using).lock_conflict(exc) is None:
                     self.on_error(exc)
                     # The session may be broken: start a new one.
                     connections.close_all()

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import DatabaseError
 
 from ..models import Process, RecurringTask, retention
-from ..models.sql.deadlocks import lock_conflict
+from ..models.sql import dialect_for
 from ..options import recurrence
 from . import maintenance
 from .banner import banner
@@ -60,7 +60,9 @@ class Supervisor(Runnable):
         self.signals = SignalQueue(self.wakeup.wake)
         self.children: list[Child] = []
         self.pending: list[tuple[float, Role, int]] = []
-        self.backlog = maintenance.Backlog(self._database_failed, self._exit_waits_for_lock)
+        self.backlog = maintenance.Backlog(
+            self._database_failed, self._exit_waits_for_lock, using=config.database
+        )
         # A pruned worker stops within a beat and the shutdown timeout.
         settle = config.heartbeat_interval + config.shutdown_timeout + KILL_GRACE
         self.orphans = maintenance.OrphanSweep(config.database, settle)
@@ -232,7 +234,7 @@ class Supervisor(Runnable):
                     )
                 self.orphans.run()
         except DatabaseError as exc:
-            if lock_conflict(exc) is None:
+            if dialect_for(self.using).lock_conflict(exc) is None:
                 raise
             # What is left is failed by a later round (an orphan by then).
             logger.warning("%s: pruning waits for a row lock (%s)", self.name, exc)

@@ -13,7 +13,8 @@ from django.db import DatabaseError
 
 from ..models import ClaimedExecution, NextClaim, ReadyExecution, claims_in_doubt, statistics
 from ..models.error_record import error_record
-from ..models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
+from ..models.sql import dialect_for
+from ..models.sql.deadlocks import retry_on_lock_conflict
 from ..running.finalizing import record_failure
 from .backoff import IdleBackoff
 from .base import Runnable
@@ -375,7 +376,7 @@ class Worker(Runnable):
                     what=f"{self.name} claim",
                 )
             except DatabaseError as exc:
-                if lock_conflict(exc) is None:
+                if dialect_for(self.using).lock_conflict(exc) is None:
                     raise
                 # Logged in one line already; the next round claims again.
                 break

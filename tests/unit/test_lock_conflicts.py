@@ -11,7 +11,8 @@ from django.db import IntegrityError, OperationalError
 from django.test import SimpleTestCase
 
 from robust_queue.models.sql import deadlocks
-from robust_queue.models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
+from robust_queue.models.sql.deadlocks import retry_on_lock_conflict
+from tests.unit.sql.support import dialect
 
 
 class DriverError(Exception):
@@ -29,23 +30,33 @@ def wrapped(cause: BaseException) -> OperationalError:
 
 
 class LockConflictTests(SimpleTestCase):
+    """Each vendor's dialect names its own lock conflicts."""
+
     def test_postgresql_sqlstates(self) -> None:
-        self.assertEqual(lock_conflict(wrapped(DriverError("x", sqlstate="40P01"))), "deadlock")
-        self.assertEqual(
-            lock_conflict(wrapped(DriverError("x", sqlstate="55P03"))), "lock wait timeout"
-        )
+        postgresql, _ = dialect("postgresql")
+        conflict = postgresql.lock_conflict
+        self.assertEqual(conflict(wrapped(DriverError("x", sqlstate="40P01"))), "deadlock")
+        self.assertEqual(conflict(wrapped(DriverError("x", sqlstate="55P03"))), "lock wait timeout")
+        self.assertIsNone(conflict(wrapped(DriverError("x", sqlstate="23505"))))
+        self.assertIsNone(conflict(OperationalError(1213, "Deadlock found")))
 
     def test_mysql_error_codes(self) -> None:
-        self.assertEqual(lock_conflict(OperationalError(1213, "Deadlock found")), "deadlock")
+        mysql, _ = dialect("mysql")
+        self.assertEqual(mysql.lock_conflict(OperationalError(1213, "Deadlock found")), "deadlock")
         self.assertEqual(
-            lock_conflict(OperationalError(1205, "Lock wait timeout")), "lock wait timeout"
+            mysql.lock_conflict(OperationalError(1205, "Lock wait timeout")), "lock wait timeout"
         )
+        self.assertEqual(mysql.lock_conflict(wrapped(DriverError(1213, "x"))), "deadlock")
 
     def test_other_errors_are_not_conflicts(self) -> None:
-        self.assertIsNone(lock_conflict(OperationalError(2013, "Lost connection")))
-        self.assertIsNone(lock_conflict(wrapped(DriverError("x", sqlstate="23505"))))
-        self.assertIsNone(lock_conflict(OperationalError("database is locked")))
-        self.assertIsNone(lock_conflict(RuntimeError(1213)))
+        for vendor in ("postgresql", "mysql", "sqlite"):
+            conflict = dialect(vendor)[0].lock_conflict
+            with self.subTest(vendor=vendor):
+                self.assertIsNone(conflict(OperationalError(2013, "Lost connection")))
+                self.assertIsNone(conflict(OperationalError("database is locked")))
+                self.assertIsNone(conflict(RuntimeError(1213)))
+                if vendor != "postgresql":
+                    self.assertIsNone(conflict(wrapped(DriverError("x", sqlstate="40P01"))))
 
 
 class RetryTests(SimpleTestCase):
@@ -53,6 +64,11 @@ class RetryTests(SimpleTestCase):
         sleeps = mock.patch.object(deadlocks.time, "sleep")
         self.sleep = sleeps.start()
         self.addCleanup(sleeps.stop)
+        # The errors below are MySQL's: classified by its dialect.
+        mysql, _ = dialect("mysql")
+        dialects = mock.patch.object(deadlocks, "dialect_for", return_value=mysql)
+        dialects.start()
+        self.addCleanup(dialects.stop)
 
     def flaky(self, failures: list[BaseException]):  # type: ignore[no-untyped-def]
         calls = []

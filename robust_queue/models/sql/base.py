@@ -257,6 +257,23 @@ class Dialect(Statements):
         """The server's numeric error code of ``exc``, where it has them."""
         return None
 
+    def lock_conflict(self, exc: BaseException) -> str | None:
+        """``"deadlock"`` or ``"lock wait timeout"`` if ``exc`` is one, else
+        None. Such a transaction lost and was rolled back: nothing of it is
+        half-done (``deadlocks.retry_on_lock_conflict``)."""
+        if not isinstance(exc, DatabaseError):
+            return None
+        # Django's wrapper or the driver's error it keeps as the cause.
+        for error in (exc, exc.__cause__):
+            kind = None if error is None else self._lock_conflict_of(error)
+            if kind is not None:
+                return kind
+        return None
+
+    def _lock_conflict_of(self, error: BaseException) -> str | None:
+        # SQLite has no row locks: its busy database is no lock conflict.
+        return None
+
     def refuses_value(self, exc: BaseException, stored: Any) -> bool:
         """Whether ``exc``, raised writing ``stored``, is the server refusing
         that value for good (a retry writes it again), though its class

@@ -23,6 +23,7 @@ from typing import TypeVar
 from django.db import DatabaseError, connections
 
 from ...backoff import exponential
+from . import dialect_for
 
 logger = logging.getLogger(__name__)
 
@@ -33,25 +34,6 @@ DEFAULT_ATTEMPTS = 5
 # long as the one before, never more than MAX_DELAY.
 BASE_DELAY = 0.02
 MAX_DELAY = 0.5
-
-_MYSQL_CODES = {1213: "deadlock", 1205: "lock wait timeout"}
-_SQLSTATES = {"40P01": "deadlock", "55P03": "lock wait timeout"}
-
-
-def lock_conflict(exc: BaseException) -> str | None:
-    """``"deadlock"`` or ``"lock wait timeout"`` if ``exc`` is one, else None."""
-    if not isinstance(exc, DatabaseError):
-        return None
-    for error in (exc, exc.__cause__):
-        if error is None:
-            continue
-        sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
-        if sqlstate in _SQLSTATES:
-            return _SQLSTATES[sqlstate]
-        code = error.args[0] if error.args else None
-        if isinstance(code, int) and code in _MYSQL_CODES:
-            return _MYSQL_CODES[code]
-    return None
 
 
 def retry_on_lock_conflict(
@@ -71,7 +53,7 @@ def retry_on_lock_conflict(
         try:
             return operation()
         except DatabaseError as exc:
-            kind = lock_conflict(exc)
+            kind = dialect_for(using).lock_conflict(exc)
             if kind is None or connections[using].in_atomic_block:
                 raise
             if attempt == attempts:

@@ -38,6 +38,8 @@ from .round_trips import BEGIN, COMMIT, Sent, send
 from .statements import Statement
 from .watch import watch_newest_ready
 
+# A transaction that lost: ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT.
+_LOCK_CONFLICTS = {1213: "deadlock", 1205: "lock wait timeout"}
 _PACKET_TOO_LARGE = 1153
 _CONNECTION_LOST = (2006, 2013)
 # Room for the rest of the statement around the value.
@@ -265,6 +267,10 @@ class MySQLDialect(Dialect):
         # Django's wrapper keeps the driver's args: (code, message).
         code = exc.args[0] if exc.args else None
         return code if isinstance(code, int) else None
+
+    def _lock_conflict_of(self, error: BaseException) -> str | None:
+        code = self.error_code(error)
+        return None if code is None else _LOCK_CONFLICTS.get(code)
 
     def refuses_value(self, exc: BaseException, stored: Any) -> bool:
         # A statement over max_allowed_packet gets 1153, or the server drops

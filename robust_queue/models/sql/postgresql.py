@@ -20,6 +20,9 @@ from django.db.models import JSONField
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .statements import ONE_QUEUE, Statement
 
+# A transaction that lost: deadlock_detected, lock_not_available.
+_LOCK_CONFLICTS = {"40P01": "deadlock", "55P03": "lock wait timeout"}
+
 NOTIFY_CHANNEL = "robust_queue_ready"
 
 # Lock, move and stamp ready jobs: the CTEs "picked", "taken", "claimed";
@@ -282,6 +285,10 @@ class PostgreSQLDialect(Dialect):
         )
         insert = f"INSERT INTO {self.tables.job} ({columns}) SELECT * FROM unnest({arrays})"
         return _ENQUEUE.format(insert=insert, ready=self.tables.ready)
+
+    def _lock_conflict_of(self, error: BaseException) -> str | None:
+        sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        return _LOCK_CONFLICTS.get(sqlstate) if isinstance(sqlstate, str) else None
 
 
 def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]]) -> ClaimedRows:

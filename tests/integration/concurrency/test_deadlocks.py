@@ -22,7 +22,8 @@ from django.test import TransactionTestCase
 
 from robust_queue.models import FailedExecution, Job, Pause, ReadyExecution
 from robust_queue.models.retention import Retention
-from robust_queue.models.sql.deadlocks import lock_conflict, retry_on_lock_conflict
+from robust_queue.models.sql import dialect_for
+from robust_queue.models.sql.deadlocks import retry_on_lock_conflict
 from robust_queue.operations import bulk as operations
 from robust_queue.processes.config import WorkerConfig
 from robust_queue.processes.worker import Worker
@@ -188,8 +189,8 @@ class LockConflictTests(TransactionTestCase):
         with self.assertRaises(DatabaseError):
             retry_on_lock_conflict(broken, using="default", what="test")
         self.assertEqual(calls, [1])
-        self.assertIsNone(lock_conflict(DatabaseError("no such table")))
-        self.assertIsNone(lock_conflict(ValueError(1213)))
+        self.assertIsNone(dialect_for("default").lock_conflict(DatabaseError("no such table")))
+        self.assertIsNone(dialect_for("default").lock_conflict(ValueError(1213)))
 
     def test_a_lock_wait_timeout_is_a_lock_conflict_on_mysql(self) -> None:
         if connection.vendor != "mysql":
@@ -214,4 +215,4 @@ class LockConflictTests(TransactionTestCase):
             thread.start()
             thread.join(30)
         [error] = errors
-        self.assertEqual(lock_conflict(error), "lock wait timeout")
+        self.assertEqual(dialect_for("default").lock_conflict(error), "lock wait timeout")

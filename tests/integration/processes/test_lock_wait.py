@@ -10,7 +10,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
 
 from robust_queue.models import Process, ProcessKind
-from robust_queue.models.sql.deadlocks import lock_conflict
+from robust_queue.models.sql import dialect_for
 from robust_queue.processes.lock_wait import bounded_lock_wait
 
 SETTING = {
@@ -62,7 +62,9 @@ class BoundedLockWaitTests(TransactionTestCase):
         with self.assertRaises(DatabaseError) as raised, bounded_lock_wait("default", 1):
             self.process.deregister()
         self.assertLess(time.monotonic() - start, 10)
-        self.assertEqual(lock_conflict(raised.exception), "lock wait timeout")
+        self.assertEqual(
+            dialect_for("default").lock_conflict(raised.exception), "lock wait timeout"
+        )
         holder.release()
         self.process.deregister()
         self.assertFalse(Process.objects.exists())

@@ -3,10 +3,14 @@ here are plain callables that raise the errors a database would)."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 from django.db import DatabaseError, OperationalError
 from django.test import SimpleTestCase
 
+from robust_queue.processes import maintenance
 from robust_queue.processes.maintenance import Backlog
+from tests.unit.sql.support import dialect
 
 LOCKED = OperationalError(1205, "Lock wait timeout exceeded; try restarting transaction")
 DOWN = OperationalError(2013, "Lost connection to server during query")
@@ -30,7 +34,12 @@ class BacklogTests(SimpleTestCase):
     def setUp(self) -> None:
         self.errors: list[DatabaseError] = []
         self.locks: list[DatabaseError] = []
-        self.backlog = Backlog(self.errors.append, self.locks.append)
+        self.backlog = Backlog(self.errors.append, self.locks.append, using="default")
+        # The errors below are MySQL's: classified by its dialect.
+        mysql, _ = dialect("mysql")
+        patcher = mock.patch.object(maintenance, "dialect_for", return_value=mysql)
+        patcher.start()
+        self.addCleanup(patcher.stop)
         self.ran: list[str] = []
 
     def add(self, name: str, *errors: DatabaseError) -> None:
