@@ -43,6 +43,10 @@ class StuckChildTests(TransactionTestCase):
         """SIGSTOP the supervisor's worker; continue and kill it at cleanup
         if it is still a child of the supervisor (its pid not reused)."""
         [worker] = supervisor.children("worker")
+        # Booted, not just registered: by its start line it has told the
+        # supervisor which row is its own (a loaded machine once stopped
+        # it in between, and a child whose row is unknown is not judged).
+        wait_until(lambda: f"started (pid {worker.pid})" in supervisor.output(), 30)
 
         def release() -> None:
             if worker.pid in child_pids(supervisor.pid):
