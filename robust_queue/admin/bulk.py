@@ -1,5 +1,7 @@
 """Bulk retry / discard / run now / cancel: a confirmation page with the exact
-count, then the action, in the request or (when large) on the queue.
+count, then the action, in the request or (when large) on the queue, where
+it runs next (``bulk_placement.py``: the page says on which queue, and how
+many jobs are ahead of it).
 
 The count is taken on the confirmation page, over the selection or the
 filter, exactly up to ``COUNT_CAP`` ("1,000,000+" past it); the highest job
@@ -11,14 +13,11 @@ the queue.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.contrib import messages
 from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
 
 from ..models import Job
 from ..operations import bulk
@@ -26,11 +25,9 @@ from ..operations.counting import CappedCount, capped_count
 from . import audit, bulk_task, pages
 from .bulk_verbs import VERBS, Verb
 from .display import number
+from .jobs_context import JobsContext
 
 __all__ = ["BACKGROUND_ABOVE", "VERBS", "handle", "number"]
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
 
 # Above this many jobs an operation runs as a job on the queue, not here.
 BACKGROUND_ABOVE = 5_000
@@ -43,28 +40,27 @@ SMALL_ACTION = 50
 
 
 def handle(
-    model_admin: JobAdmin, request: HttpRequest, jobs: QuerySet[Job], verb_name: str
+    jobs: JobsContext, request: HttpRequest, selected: QuerySet[Job], verb_name: str
 ) -> HttpResponse | None:
     """The confirmation page, or (once confirmed) the action itself."""
     verb = VERBS[verb_name]
     if request.POST.get("confirm") != "yes":
-        return _confirmation(model_admin, request, jobs, verb)
+        return _confirmation(jobs, request, selected, verb)
     bound = _int(request.POST.get("max_pk"))
-    jobs = jobs.filter(verb.applies_to, pk__lte=bound)
+    selected = selected.filter(verb.applies_to, pk__lte=bound)
     across = request.POST.get("select_across") == "1"
     # Counted again here, not read from the form: a forged or stale count
     # must not keep a large operation in the request.
-    count = capped_count(jobs, COUNT_CAP)
+    count = capped_count(selected, COUNT_CAP)
     if across and int(count) > BACKGROUND_ABOVE:
-        return _in_background(model_admin, request, verb, bound, count)
-    each = list(jobs.values_list("pk", "task_path")[: SMALL_ACTION + 1])
-    outcome = verb.run(jobs)
-    _report(model_admin, request, verb, outcome, each if len(each) <= SMALL_ACTION else [])
+        return _in_background(jobs, request, verb, bound, count)
+    each = list(selected.values_list("pk", "task_path")[: SMALL_ACTION + 1])
+    outcome = verb.run(selected)
+    _report(request, verb, outcome, each if len(each) <= SMALL_ACTION else [])
     return None
 
 
 def _report(
-    model_admin: JobAdmin,
     request: HttpRequest,
     verb: Verb,
     outcome: bulk.Outcome,
@@ -80,21 +76,20 @@ def _report(
         request.user.pk, each, f"{verb.label} (bulk action): {message}", deleted=deleted
     )
     audit.record(request.user.pk, message, deleted=deleted)
-    model_admin.message_user(
-        request, message, messages.SUCCESS if outcome.changed else messages.WARNING
+    messages.add_message(
+        request, messages.SUCCESS if outcome.changed else messages.WARNING, message
     )
 
 
 def _confirmation(
-    model_admin: JobAdmin, request: HttpRequest, jobs: QuerySet[Job], verb: Verb
+    jobs: JobsContext, request: HttpRequest, selected: QuerySet[Job], verb: Verb
 ) -> TemplateResponse:
-    top, count, blocked = _figures(jobs.filter(verb.applies_to), verb)
+    top, count, blocked = _figures(selected.filter(verb.applies_to), verb)
     across = request.POST.get("select_across") == "1"
+    background = across and int(count) > BACKGROUND_ABOVE
     title = f"{verb.label}: {count} job(s)?"
     context = {
-        **pages.context(
-            model_admin, request, title, [(pages.jobs_url(model_admin), "Jobs"), ("", verb.label)]
-        ),
+        **pages.context(jobs, request, title, [(jobs.jobs_url(), "Jobs"), ("", verb.label)]),
         "verb": verb,
         "count": int(count),
         "count_shown": str(count),
@@ -102,7 +97,9 @@ def _confirmation(
         "blocked": str(blocked) if blocked else "",
         "max_pk": top,
         "across": across,
-        "background": across and int(count) > BACKGROUND_ABOVE,
+        "background": background,
+        # When it would run: on which queue, behind how many jobs.
+        "placement": bulk_task.placement() if background else None,
         "threshold": number(BACKGROUND_ABOVE),
         "action": request.POST.get("action", ""),
         "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
@@ -124,22 +121,21 @@ def _figures(applicable: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, C
 
 
 def _in_background(
-    model_admin: JobAdmin, request: HttpRequest, verb: Verb, bound: int, count: CappedCount
+    jobs: JobsContext, request: HttpRequest, verb: Verb, bound: int, count: CappedCount
 ) -> HttpResponse:
     user_id = int(request.user.pk or 0)
-    site = model_admin.admin_site.name
-    job = bulk_task.enqueue(verb.name, request.GET.urlencode(), user_id, bound, int(count), site)
+    query = request.GET.urlencode()
+    job, where = bulk_task.enqueue(verb.name, query, user_id, bound, int(count), jobs.site.name)
     message = (
-        f"{verb.label} of {count} job(s) runs on the queue as job #{job.pk}; "
-        "its page shows the progress."
+        f"{verb.label} of {count} job(s) runs on the queue as job #{job.pk}. "
+        f"{where.sentence} Its page shows the progress."
     )
     audit.record(request.user.pk, message)
-    messages.success(request, message)
-    opts = model_admin.opts
-    url = reverse(
-        f"{site}:{opts.app_label}_{opts.model_name}_change", args=[job.pk], current_app=site
-    )
-    return HttpResponseRedirect(url)
+    if where.ahead is None:
+        messages.warning(request, message)
+    else:
+        messages.success(request, message)
+    return HttpResponseRedirect(jobs.url("change", job.pk))
 
 
 def _int(value: str | None) -> int:

@@ -1,4 +1,5 @@
-"""A large bulk action, run by a worker as a job on the queue itself.
+"""A large bulk action, run by a worker as a job on the queue itself, at
+the top priority on a queue a live worker serves (``bulk_placement.py``).
 
 The job carries the changelist's query string (the filter the operator
 confirmed), the operator's user id and the highest job id counted; the
@@ -22,6 +23,7 @@ from .. import conf
 from ..compat import DEFAULT_TASK_BACKEND_ALIAS, TaskContext, task
 from ..models import Job
 from . import audit, permissions
+from .bulk_placement import PRIORITY, Placement, place
 from .bulk_verbs import VERBS
 
 CODENAMES = {
@@ -76,9 +78,17 @@ def bulk_operation(
     return {"changed": outcome.changed, "done": outcome.total, "counted": count}
 
 
+def placement() -> Placement:
+    """Where the operation would go now, and when it would run."""
+    return place(conf.queue_database(), bulk_operation.get_backend().queues)
+
+
 def enqueue(
     verb: str, query: str, user_id: int, max_pk: int, count: int, site_name: str = "admin"
-) -> Job:
-    """Put the operation on the queue; returns its job."""
-    result = bulk_operation.enqueue(verb, query, user_id, max_pk, count, site_name)
-    return Job.objects.using(conf.queue_database()).get(result_id=result.id)
+) -> tuple[Job, Placement]:
+    """Put the operation on the queue where it runs next; returns its job
+    and where it went."""
+    where = placement()
+    operation = bulk_operation.using(queue_name=where.queue, priority=PRIORITY)
+    result = operation.enqueue(verb, query, user_id, max_pk, count, site_name)
+    return Job.objects.using(conf.queue_database()).get(result_id=result.id), where

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..models import Job, JobState
-from . import display, masking, rate_waits, task_page, waiting
+from . import display, masking, pages, rate_waits, waiting
 from .filters import state_of
 
 COMMON = ("job", "task", "queue")
@@ -91,7 +91,7 @@ class ColumnsMixin:
         """The task's name, linked to its page (figures over time)."""
         return format_html(
             '<a class="rq-task" href="{}" title="{}">{}</a>',
-            task_page.url(obj.task_path),
+            pages.task_url(obj.task_path),
             obj.task_path,
             obj.task_path.rpartition(".")[2],
         )

@@ -12,9 +12,8 @@ over a rate limit (blocked on ``rate:<key>``) are listed apart, under
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Min, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -23,9 +22,7 @@ from ..models import BlockedExecution, Job, RateLimit, Semaphore
 from ..operations.counting import DEFAULT_COUNT_CAP, CappedCount
 from ..options.rate_limits import WAITING_PREFIX
 from . import display, key_masking, pages
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
+from .jobs_context import JobsContext
 
 # At most this many keys of each kind are listed.
 KEYS_SHOWN = 200
@@ -33,11 +30,10 @@ KEYS_SHOWN = 200
 BLOCKED_SAMPLE = 10_000
 
 
-def view_for(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
+def view_for(jobs: JobsContext) -> Callable[[HttpRequest], HttpResponse]:
     def view(request: HttpRequest) -> HttpResponse:
-        if not model_admin.has_view_permission(request):
-            raise PermissionDenied
-        using = model_admin.using
+        jobs.require_view(request)
+        using = jobs.using
         job_id = str(request.GET.get("job", ""))
         key = _key_of(job_id, using) if job_id else None
         blocked, sampled = _blocked_groups(using, key)
@@ -48,7 +44,7 @@ def view_for(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
         rated = [row for row in blocked if row["concurrency_key"].startswith(WAITING_PREFIX)]
         _add_windows(rated, using)
         context = {
-            **pages.context(model_admin, request, "Concurrency"),
+            **pages.context(jobs, request, "Concurrency"),
             "semaphores": [(s, shown[s.key]) for s in semaphores],
             "blocked_keys": [row for row in blocked if row not in rated],
             "rate_keys": rated,

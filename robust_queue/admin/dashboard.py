@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import (
     Http404,
     HttpRequest,
@@ -16,7 +14,6 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ..models import Pause, Queue
@@ -32,22 +29,20 @@ from . import (
     task_stats,
 )
 from .chart import bar_chart
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
+from .jobs_context import JobsContext
 
 QUEUE_NAME_MAX_LENGTH = Pause._meta.get_field("queue_name").max_length or 0
 
 logger = logging.getLogger(__name__)
 
 
-def overview_view(model_admin: JobAdmin) -> Callable[[HttpRequest], HttpResponse]:
+def overview_view(jobs: JobsContext) -> Callable[[HttpRequest], HttpResponse]:
     def view(request: HttpRequest) -> HttpResponse:
-        _require_view(model_admin, request)
-        using = model_admin.using
+        jobs.require_view(request)
+        using = jobs.using
         counts = stats.state_counts(using)
         context = {
-            **pages.context(model_admin, request, "Queue overview"),
+            **pages.context(jobs, request, "Queue overview"),
             "queues": queues.queue_rows(using),
             "counts": counts,
             "charts": [
@@ -75,7 +70,7 @@ def _top_tasks(using: str) -> list[tuple[str, str, list[tuple[str, task_stats.Ta
     return [(path, path.rpartition(".")[2], windows) for path, windows in task_stats.busiest(using)]
 
 
-def queue_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
+def queue_view(jobs: JobsContext) -> Callable[..., HttpResponse]:
     """Pause or resume the queue named in the form (any name: it is not
     part of the URL); a name no queue can have is refused."""
 
@@ -83,7 +78,7 @@ def queue_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
     def view(request: HttpRequest, verb: str) -> HttpResponse:
         if verb not in ("pause", "resume"):
             raise Http404
-        permissions.require(model_admin, request, permissions.PAUSE)
+        jobs.require(request, permissions.PAUSE)
         name = request.POST.get("queue")
         if name is None:
             return HttpResponseBadRequest("No queue named.")
@@ -92,11 +87,10 @@ def queue_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
         elif verb == "pause" and not is_valid_queue_name(name):
             messages.error(request, f"{name!r} cannot be a queue name: {QUEUE_NAME_RULE}.")
         else:
-            _pause_or_resume(Queue(name, model_admin.using), verb)
+            _pause_or_resume(Queue(name, jobs.using), verb)
             audit.record(request.user.pk, f"{verb.capitalize()}d queue {name!r}.")
             messages.success(request, f"Queue {name!r} {verb}d.")
-        url = reverse("admin:robust_queue_overview", current_app=model_admin.admin_site.name)
-        return HttpResponseRedirect(url)
+        return HttpResponseRedirect(jobs.named_url("robust_queue_overview"))
 
     return view
 
@@ -106,8 +100,3 @@ def _pause_or_resume(queue: Queue, verb: str) -> None:
         queue.pause()
     else:
         queue.resume()
-
-
-def _require_view(model_admin: JobAdmin, request: HttpRequest) -> None:
-    if not model_admin.has_view_permission(request):
-        raise PermissionDenied

@@ -6,10 +6,10 @@ job moved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import messages
 from django.contrib.admin import helpers
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -21,9 +21,7 @@ from ..exceptions import NotReschedulableError
 from ..models import Job
 from . import audit, pages
 from .display import number
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
+from .jobs_context import JobsContext
 
 # One request moves at most this many jobs; narrow the filter for more.
 MAX_JOBS = 500
@@ -45,31 +43,28 @@ class RescheduleForm(forms.Form):
     )
 
 
-@admin.action(description="Reschedule selected scheduled/failed jobs…", permissions=["reschedule"])
-def reschedule_selected(
-    model_admin: JobAdmin, request: HttpRequest, queryset: QuerySet[Job]
-) -> HttpResponse | None:
-    """The page that asks for a time, or (once confirmed) the move."""
-    jobs = queryset.filter(APPLIES_TO).order_by("pk")
+def handle(jobs: JobsContext, request: HttpRequest, queryset: QuerySet[Job]) -> HttpResponse | None:
+    """The page that asks for a time, or (once confirmed) the move (the
+    action ``JobAdmin.reschedule_selected``)."""
+    selected = queryset.filter(APPLIES_TO).order_by("pk")
     form = RescheduleForm(request.POST if request.POST.get("confirm") == "yes" else None)
-    count = jobs.count()
+    count = selected.count()
     if count > MAX_JOBS:
-        model_admin.message_user(
+        messages.error(
             request,
             f"{number(count)} scheduled or failed jobs are selected; reschedule at most "
             f"{number(MAX_JOBS)} at a time (narrow the filter).",
-            messages.ERROR,
         )
         return None
     if not form.is_bound or not form.is_valid() or not count:
-        return _ask(model_admin, request, form, count)
-    _move(model_admin, request, list(jobs), form.cleaned_data["run_at"])
+        return _ask(jobs, request, form, count)
+    _move(request, list(selected), form.cleaned_data["run_at"])
     return None
 
 
-def _move(model_admin: JobAdmin, request: HttpRequest, jobs: list[Job], run_at: Any) -> None:
+def _move(request: HttpRequest, selected: list[Job], run_at: Any) -> None:
     moved, skipped = 0, 0
-    for job in jobs:
+    for job in selected:
         try:
             due = job.reschedule(run_at)
         except (NotReschedulableError, TaskResultDoesNotExist):
@@ -81,19 +76,19 @@ def _move(model_admin: JobAdmin, request: HttpRequest, jobs: list[Job], run_at: 
             f"Rescheduled job #{job.pk} ({job.task_path}) to {due.isoformat()}.",
             job,
         )
-    message = f"Rescheduled {number(moved)} of {number(len(jobs))} job(s)."
+    message = f"Rescheduled {number(moved)} of {number(len(selected))} job(s)."
     if skipped:
         message += f" {number(skipped)} skipped (no longer scheduled or failed)."
-    model_admin.message_user(request, message, messages.SUCCESS if moved else messages.WARNING)
+    messages.add_message(request, messages.SUCCESS if moved else messages.WARNING, message)
 
 
 def _ask(
-    model_admin: JobAdmin, request: HttpRequest, form: RescheduleForm, count: int
+    jobs: JobsContext, request: HttpRequest, form: RescheduleForm, count: int
 ) -> TemplateResponse:
     title = f"Reschedule: {number(count)} job(s)?"
-    crumbs = [(pages.jobs_url(model_admin), "Jobs"), ("", "Reschedule")]
+    crumbs = [(jobs.jobs_url(), "Jobs"), ("", "Reschedule")]
     context = {
-        **pages.context(model_admin, request, title, crumbs),
+        **pages.context(jobs, request, title, crumbs),
         "form": form,
         "count": count,
         "count_shown": number(count),

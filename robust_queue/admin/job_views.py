@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import (
     Http404,
     HttpRequest,
@@ -17,7 +16,6 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
@@ -38,9 +36,7 @@ from . import (
 )
 from .attempts import Attempt, attempts_of, labelled_errors
 from .bulk_task import bulk_operation
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
+from .jobs_context import JobsContext
 
 OPERATION_TASK_PATH = bulk_operation.module_path
 VERBS = {
@@ -51,10 +47,9 @@ VERBS = {
 }
 
 
-def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
-    if not model_admin.has_view_permission(request):
-        raise PermissionDenied
-    job = _get_job(model_admin, object_id)
+def detail(jobs: JobsContext, request: HttpRequest, object_id: str) -> HttpResponse:
+    jobs.require_view(request)
+    job = _get_job(jobs, object_id)
     shown = masking.shown(job)
     state = display.state_of(job)
     worker_ids = display.worker_ids(job)
@@ -62,10 +57,10 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
     now = timezone.now()
     context = {
         **pages.context(
-            model_admin,
+            jobs,
             request,
             f"Job #{job.pk}: {display.text(job.task_path)}",
-            _crumbs(model_admin, job, state),
+            _crumbs(jobs, job, state),
         ),
         "job": job,
         "state": state,
@@ -95,27 +90,27 @@ def detail(model_admin: JobAdmin, request: HttpRequest, object_id: str) -> HttpR
     return TemplateResponse(request, "admin/robust_queue/job/detail.html", context)
 
 
-def action_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
+def action_view(jobs: JobsContext) -> Callable[..., HttpResponse]:
     @require_http_methods(["GET", "POST"])
     def view(request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
         if verb not in VERBS:
             raise Http404
-        permissions.require(model_admin, request, VERBS[verb])
-        job = _get_job(model_admin, object_id)
+        jobs.require(request, VERBS[verb])
+        job = _get_job(jobs, object_id)
         if verb == "discard":
-            return _discard(model_admin, request, job)
+            return _discard(jobs, request, job)
         if verb == "cancel":
             crumbs = [
-                *_crumbs(model_admin, job, display.state_of(job))[:-1],
-                (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+                *_crumbs(jobs, job, display.state_of(job))[:-1],
+                (jobs.url("change", job.pk), f"#{job.pk}"),
             ]
-            return job_cancel.cancel_view(model_admin, request, job, crumbs)
+            return job_cancel.cancel_view(jobs, request, job, crumbs)
         if request.method != "POST" and verb == "run" and hasattr(job, "blocked_execution"):
-            return _confirm_run_blocked(model_admin, request, job)
+            return _confirm_run_blocked(jobs, request, job)
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        jobs = Job.objects.using(job._state.db).filter(pk=job.pk)
-        outcome = bulk.retry(jobs) if verb == "retry" else bulk.run_now(jobs)
+        one = Job.objects.using(job._state.db).filter(pk=job.pk)
+        outcome = bulk.retry(one) if verb == "retry" else bulk.run_now(one)
         if outcome.changed:
             done = "Retried" if verb == "retry" else "Ran now"
             audit.record(request.user.pk, f"{done} job #{job.pk} ({job.task_path}).", job)
@@ -126,27 +121,27 @@ def action_view(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
             messages.warning(
                 request, f"Job #{job.pk} was not changed: it is {label} or a worker holds it."
             )
-        return HttpResponseRedirect(_url(model_admin, "change", job.pk))
+        return HttpResponseRedirect(jobs.url("change", job.pk))
 
     return view
 
 
-def _discard(model_admin: JobAdmin, request: HttpRequest, job: Job) -> HttpResponse:
+def _discard(jobs: JobsContext, request: HttpRequest, job: Job) -> HttpResponse:
     """GET asks (a page, no script: a strict CSP cannot skip it); POST acts."""
     if request.method != "POST":
         crumbs = [
-            *_crumbs(model_admin, job, display.state_of(job))[:-1],
-            (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+            *_crumbs(jobs, job, display.state_of(job))[:-1],
+            (jobs.url("change", job.pk), f"#{job.pk}"),
             ("", "Discard"),
         ]
         title = f"Discard job #{job.pk}?"
-        context = {**pages.context(model_admin, request, title, crumbs), "job": job}
+        context = {**pages.context(jobs, request, title, crumbs), "job": job}
         return TemplateResponse(request, "admin/robust_queue/job/discard.html", context)
     try:
         discarded = job.discard()
     except UndiscardableError as exc:
         messages.error(request, str(exc))
-        return HttpResponseRedirect(_url(model_admin, "change", job.pk))
+        return HttpResponseRedirect(jobs.url("change", job.pk))
     if discarded:
         audit.record(
             request.user.pk, f"Discarded job #{job.pk} ({job.task_path}).", job, deleted=True
@@ -154,19 +149,19 @@ def _discard(model_admin: JobAdmin, request: HttpRequest, job: Job) -> HttpRespo
         messages.success(request, f"Job #{job.pk} was discarded.")
     else:
         messages.warning(request, f"Job #{job.pk} was not discarded: a worker holds it.")
-    return HttpResponseRedirect(_url(model_admin, "changelist"))
+    return HttpResponseRedirect(jobs.url("changelist"))
 
 
-def _confirm_run_blocked(model_admin: JobAdmin, request: HttpRequest, job: Job) -> HttpResponse:
+def _confirm_run_blocked(jobs: JobsContext, request: HttpRequest, job: Job) -> HttpResponse:
     """Running a blocked job now breaks its concurrency limit: ask first."""
     crumbs = [
-        *_crumbs(model_admin, job, JobState.BLOCKED)[:-1],
-        (_url(model_admin, "change", job.pk), f"#{job.pk}"),
+        *_crumbs(jobs, job, JobState.BLOCKED)[:-1],
+        (jobs.url("change", job.pk), f"#{job.pk}"),
         ("", "Run now"),
     ]
     title = f"Run blocked job #{job.pk} now?"
     context = {
-        **pages.context(model_admin, request, title, crumbs),
+        **pages.context(jobs, request, title, crumbs),
         "job": job,
         "key": masking.shown_concurrency_key(job),
     }
@@ -211,11 +206,11 @@ def _cancel_requested(job: Job) -> bool:
     )
 
 
-def _get_job(model_admin: JobAdmin, object_id: str) -> Job:
+def _get_job(jobs: JobsContext, object_id: str) -> Job:
     if not display.is_id(object_id):
         raise Http404
-    jobs = Job.objects.using(model_admin.using).with_executions()
-    return get_object_or_404(jobs.select_related("claimed_execution__process"), pk=int(object_id))
+    rows = Job.objects.using(jobs.using).with_executions()
+    return get_object_or_404(rows.select_related("claimed_execution__process"), pk=int(object_id))
 
 
 def _operation_progress(job: Job) -> dict[str, Any] | None:
@@ -229,17 +224,8 @@ def _operation_progress(job: Job) -> dict[str, Any] | None:
     }
 
 
-def _crumbs(model_admin: JobAdmin, job: Job, state: JobState | None) -> list[pages.Crumb]:
-    crumbs = [(pages.jobs_url(model_admin), "Jobs")]
+def _crumbs(jobs: JobsContext, job: Job, state: JobState | None) -> list[pages.Crumb]:
+    crumbs = [(jobs.jobs_url(), "Jobs")]
     if state is not None:
-        crumbs.append((pages.jobs_url(model_admin, f"state={state.value}"), str(state.label)))
+        crumbs.append((jobs.jobs_url(f"state={state.value}"), str(state.label)))
     return [*crumbs, ("", f"#{job.pk}")]
-
-
-def _url(model_admin: JobAdmin, name: str, *args: Any) -> str:
-    opts = model_admin.opts
-    return reverse(
-        f"admin:{opts.app_label}_{opts.model_name}_{name}",
-        args=args,
-        current_app=model_admin.admin_site.name,
-    )

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
+from django.utils.functional import cached_property
 
 from .. import conf
 from ..models import Job, JobState
@@ -31,6 +32,7 @@ from . import (
     task_pauses,
 )
 from .counting import CappedPaginator
+from .jobs_context import JobsContext
 from .json_text import KeyText
 from .readonly import ReadOnlyAdminMixin
 from .tag_filter import TagFilter
@@ -87,7 +89,7 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
     actions = (
         "retry_selected",
         "run_selected_now",
-        job_reschedule.reschedule_selected,
+        "reschedule_selected",
         "cancel_selected",
         "discard_selected",
     )
@@ -95,6 +97,17 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
     @property
     def using(self) -> str:
         return conf.queue_database()
+
+    @cached_property
+    def jobs_context(self) -> JobsContext:
+        """What the views need of this admin (they never import it)."""
+        return JobsContext(
+            site=self.admin_site,
+            opts=self.opts,
+            # Looked up at each call, as Django's admin does.
+            may_view=lambda request: self.has_view_permission(request),
+            database=lambda: self.using,
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
         state = filters.state_of(request)
@@ -155,19 +168,25 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
     # asks first (bulk.py) with the exact count.
     @admin.action(description="Retry selected failed jobs…", permissions=["retry"])
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
-        return bulk.handle(self, request, queryset, "retry")
+        return bulk.handle(self.jobs_context, request, queryset, "retry")
 
     @admin.action(description="Run selected scheduled/blocked jobs now…", permissions=["run_now"])
     def run_selected_now(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
-        return bulk.handle(self, request, queryset, "run_now")
+        return bulk.handle(self.jobs_context, request, queryset, "run_now")
 
     @admin.action(description="Cancel selected waiting or running jobs…", permissions=["cancel"])
     def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
-        return bulk.handle(self, request, queryset, "cancel")
+        return bulk.handle(self.jobs_context, request, queryset, "cancel")
 
     @admin.action(description="Discard selected jobs (not running ones)…", permissions=["discard"])
     def discard_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
-        return bulk.handle(self, request, queryset, "discard")
+        return bulk.handle(self.jobs_context, request, queryset, "discard")
+
+    @admin.action(
+        description="Reschedule selected scheduled/failed jobs…", permissions=["reschedule"]
+    )
+    def reschedule_selected(self, request: HttpRequest, queryset: QuerySet[Job]) -> Any:
+        return job_reschedule.handle(self.jobs_context, request, queryset)
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -185,35 +204,36 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        return job_views.detail(self, request, object_id)
+        return job_views.detail(self.jobs_context, request, object_id)
 
     def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view
+        jobs = self.jobs_context
         own = [
-            path("overview/", view(dashboard.overview_view(self)), name="robust_queue_overview"),
+            path("overview/", view(dashboard.overview_view(jobs)), name="robust_queue_overview"),
             path(
                 "concurrency/",
-                view(concurrency.view_for(self)),
+                view(concurrency.view_for(jobs)),
                 name="robust_queue_concurrency",
             ),
             path(
                 "queues/<str:verb>/",
-                view(dashboard.queue_view(self)),
+                view(dashboard.queue_view(jobs)),
                 name="robust_queue_queue",
             ),
             path(
                 "tasks/<str:verb>/",
-                view(task_pauses.view_for(self)),
+                view(task_pauses.view_for(jobs)),
                 name="robust_queue_task",
             ),
             path(
                 "task/<path:task_path>/",
-                view(task_page.view_for(self)),
+                view(task_page.view_for(jobs)),
                 name="robust_queue_task_page",
             ),
             path(
                 "<path:object_id>/do/<str:verb>/",
-                view(job_views.action_view(self)),
+                view(job_views.action_view(jobs)),
                 name="robust_queue_job_action",
             ),
         ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import django
-from django.contrib.admin import ModelAdmin
 from django.http import HttpRequest
 from django.urls import reverse
 
 from . import permissions
+from .jobs_context import JobsContext
 
 Crumb = tuple[str, str]
 
@@ -23,16 +23,18 @@ OL_BREADCRUMBS = django.VERSION >= (6, 1)
 
 
 def context(
-    model_admin: ModelAdmin[Any],
+    jobs: JobsContext,
     request: HttpRequest,
     title: str,
     crumbs: list[Crumb] | None = None,
 ) -> dict[str, Any]:
     """The admin's context, the title, breadcrumbs and action permissions."""
-    app_url = reverse("admin:app_list", kwargs={"app_label": model_admin.opts.app_label})
+    app_url = reverse(
+        "admin:app_list", kwargs={"app_label": jobs.opts.app_label}, current_app=jobs.site.name
+    )
     return {
-        **model_admin.admin_site.each_context(request),
-        "opts": model_admin.opts,
+        **jobs.each_context(request),
+        "opts": jobs.opts,
         "title": title,
         "perms_granted": permissions.granted(request),
         "rq_crumbs": [(app_url, "Robust Queue"), *(crumbs or [("", title)])],
@@ -40,6 +42,6 @@ def context(
     }
 
 
-def jobs_url(model_admin: ModelAdmin[Any], query: str = "") -> str:
-    url = reverse("admin:robust_queue_job_changelist", current_app=model_admin.admin_site.name)
-    return f"{url}?{query}" if query else url
+def task_url(task_path: str, site_name: str = "admin") -> str:
+    """The page of ``task_path`` (any string: ``reverse`` quotes it)."""
+    return reverse(f"{site_name}:robust_queue_task_page", args=[task_path], current_app=site_name)

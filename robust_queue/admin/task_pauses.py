@@ -8,7 +8,6 @@ page and the paused tasks are listed on the overview. Its own permission
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from django.contrib import messages
 from django.http import (
@@ -18,15 +17,12 @@ from django.http import (
     HttpResponseBadRequest,
     HttpResponseRedirect,
 )
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ..exceptions import InvalidTaskPathError
 from ..models import Job, TaskPause
 from . import audit, display, permissions
-
-if TYPE_CHECKING:
-    from .jobs import JobAdmin
+from .jobs_context import JobsContext
 
 VERBS = ("pause", "resume")
 # The overview lists at most this many paused tasks.
@@ -38,7 +34,7 @@ def paused(using: str) -> list[TaskPause]:
     return list(TaskPause.objects.using(using).order_by("created_at", "pk")[:SHOWN])
 
 
-def view_for(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
+def view_for(jobs: JobsContext) -> Callable[..., HttpResponse]:
     """POST ``tasks/<pause|resume>/`` with ``task`` (and ``job``, the page
     to go back to); 403 without the permission."""
 
@@ -46,19 +42,19 @@ def view_for(model_admin: JobAdmin) -> Callable[..., HttpResponse]:
     def view(request: HttpRequest, verb: str) -> HttpResponse:
         if verb not in VERBS:
             raise Http404
-        permissions.require(model_admin, request, permissions.PAUSE_TASK)
+        jobs.require(request, permissions.PAUSE_TASK)
         task_path = request.POST.get("task")
         if task_path is None:
             return HttpResponseBadRequest("No task named.")
-        job = _job(model_admin, request.POST.get("job"))
-        pauses = TaskPause.objects.using(model_admin.using)
+        job = _job(jobs, request.POST.get("job"))
+        pauses = TaskPause.objects.using(jobs.using)
         try:
             changed = pauses.pause(task_path) if verb == "pause" else pauses.resume(task_path)
         except InvalidTaskPathError as exc:
             messages.error(request, str(exc))
         else:
             _report(request, verb, task_path, changed, job)
-        return HttpResponseRedirect(_back(model_admin, job))
+        return HttpResponseRedirect(_back(jobs, job))
 
     return view
 
@@ -75,14 +71,13 @@ def _report(
     messages.success(request, f"Task {shown} {verb}d.")
 
 
-def _job(model_admin: JobAdmin, job_id: str | None) -> Job | None:
+def _job(jobs: JobsContext, job_id: str | None) -> Job | None:
     if job_id is None or not display.is_id(job_id):
         return None
-    return Job.objects.using(model_admin.using).filter(pk=int(job_id)).first()
+    return Job.objects.using(jobs.using).filter(pk=int(job_id)).first()
 
 
-def _back(model_admin: JobAdmin, job: Job | None) -> str:
-    name = model_admin.admin_site.name
+def _back(jobs: JobsContext, job: Job | None) -> str:
     if job is not None:
-        return reverse("admin:robust_queue_job_change", args=[job.pk], current_app=name)
-    return reverse("admin:robust_queue_overview", current_app=name)
+        return jobs.url("change", job.pk)
+    return jobs.named_url("robust_queue_overview")

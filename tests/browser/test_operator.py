@@ -4,6 +4,10 @@ audit trail and breadcrumbs. Screenshots in ``artifacts/screenshots/``."""
 
 from __future__ import annotations
 
+from unittest import mock
+
+from robust_queue.admin import bulk
+from robust_queue.admin.jobs import JobAdmin
 from robust_queue.models import FailedExecution, Job
 from tests.browser.base import BrowserTestCase
 from tests.integration.admin.base import block
@@ -35,6 +39,30 @@ class OperatorBrowserTests(BrowserTestCase):
         recent = self.page.locator("#recent-actions-module").inner_text()
         self.assertIn(f"Discarded {failed} of {failed}", recent)
         self._shot("recent-actions")
+
+    def test_a_large_bulk_retry_says_where_and_when_it_runs(self) -> None:
+        """Past the threshold the operation is a job of its own; the page
+        says on which queue it runs next (the live worker polls ``reports``
+        first) and behind how many jobs, and so does the message after."""
+        failed = FailedExecution.objects.count()
+        with (
+            mock.patch.object(bulk, "BACKGROUND_ABOVE", 1),
+            mock.patch.object(JobAdmin, "list_per_page", 2),
+        ):
+            self._go(f"{JOBS}?state=failed")
+            self.page.check("#action-toggle")
+            self.page.click(".actions .question a")  # "Select all N jobs"
+            self.page.select_option("select[name=action]", "retry_selected")
+            self.page.click("button[name=index]")
+            when = "It runs next on queue 'reports': 0 job(s) ahead of it."
+            self.assertEqual(self.page.locator("#rq-bulk-when").inner_text(), when)
+            self._shot("bulk-retry-on-the-queue")
+            self.page.click(f"button:has-text('Yes, retry {failed} job(s)')")
+            self.page.wait_for_selector(".messagelist")
+        self.assertIn(when, self.page.locator(".messagelist").inner_text())
+        operation = Job.objects.get(task_path="robust_queue.admin.bulk_task.bulk_operation")
+        self.assertEqual((operation.queue_name, operation.priority), ("reports", 100))
+        self.assertEqual(self.page.url, f"{self.live_server_url}{JOBS}{operation.pk}/change/")
 
     def test_state_tabs_keep_the_filters_and_the_search(self) -> None:
         self._go(f"{JOBS}?queue=default&q=add")

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin import task_page, task_stats
+from robust_queue.admin import pages, task_stats
 from robust_queue.admin.chart import bar_chart
 from robust_queue.admin.stats import Bucket
 from robust_queue.models import Statistic
@@ -84,7 +84,7 @@ class TaskPageTests(AdminTestCase):
 
     def test_the_page_shows_percentiles_throughput_and_failure_rate(self) -> None:
         with CaptureQueriesContext(connection) as queries:
-            page = self.client.get(task_page.url(TASK))
+            page = self.client.get(pages.task_url(TASK))
         self.assertEqual(page.status_code, 200)
         (hour_label, hour), (day_label, day) = page.context["windows"]
         self.assertEqual((hour_label, hour.finished, hour.failed), ("Last hour", 90, 10))
@@ -115,15 +115,15 @@ class TaskPageTests(AdminTestCase):
         page = self.client.get(reverse("admin:robust_queue_overview"))
         top = [(path, windows[0][1].attempts) for path, _, windows in page.context["top_tasks"]]
         self.assertEqual(top, [(TASK, 100), ("testproject.tasks.report", 5)])
-        self.assertContains(page, f'href="{task_page.url(TASK)}"')
+        self.assertContains(page, f'href="{pages.task_url(TASK)}"')
 
     def test_jobs_link_their_task_page(self) -> None:
-        url = task_page.url(TASK)
+        url = pages.task_url(TASK)
         self.assertContains(self.client.get(job_url("change", self.finished.pk)), url)
         self.assertContains(self.client.get(job_url("changelist")), url)
 
     def test_a_task_without_statistics_renders(self) -> None:
-        page = self.client.get(task_page.url("nowhere.task"))
+        page = self.client.get(pages.task_url("nowhere.task"))
         self.assertEqual(page.status_code, 200)
         self.assertContains(page, "nowhere.task")
         self.assertEqual(page.context["windows"][0][1].run_p95, "—")
@@ -132,4 +132,4 @@ class TaskPageTests(AdminTestCase):
         from tests.integration.admin.base import make_staff
 
         self.client.force_login(make_staff("nobody"))
-        self.assertEqual(self.client.get(task_page.url(TASK)).status_code, 403)
+        self.assertEqual(self.client.get(pages.task_url(TASK)).status_code, 403)
