@@ -9,9 +9,9 @@ from django.contrib import admin
 
 from ..models import Batch, Job, Process, RecurringTask
 from .batches import BatchAdmin
-from .jobs import JobAdmin
+from .jobs.job_admin import JobAdmin
 from .processes import ProcessAdmin
-from .recurring import RecurringTaskAdmin
+from .recurring.task_admin import RecurringTaskAdmin
 
 admin.site.register(Job, JobAdmin)
 admin.site.register(Process, ProcessAdmin)

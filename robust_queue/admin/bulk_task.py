@@ -23,8 +23,8 @@ from .. import conf
 from ..compat import DEFAULT_TASK_BACKEND_ALIAS, TaskContext, task
 from ..models import Job
 from . import audit, permissions
-from .bulk_placement import PRIORITY, Placement, place
-from .bulk_verbs import VERBS
+from .jobs.bulk_placement import PRIORITY, Placement, place
+from .jobs.bulk_verbs import VERBS
 
 CODENAMES = {
     "retry": permissions.RETRY,

@@ -10,7 +10,7 @@
   indexes (PostgreSQL, SQLite): the concurrency-key filter. Most jobs have
   no key, so the index costs their inserts nothing. MySQL/MariaDB have no
   partial indexes and get none: their filter reads only the newest jobs
-  (``robust_queue/admin/key_filters.py``). Created here rather than in the
+  (``robust_queue/admin/jobs/key_filters.py``). Created here rather than in the
   model's ``Meta``, which would warn (models.W037) on MySQL/MariaDB.
 """
 

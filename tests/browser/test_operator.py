@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from unittest import mock
 
-from robust_queue.admin import bulk
-from robust_queue.admin.jobs import JobAdmin
+from robust_queue.admin.jobs import bulk
+from robust_queue.admin.jobs.job_admin import JobAdmin
 from robust_queue.models import FailedExecution, Job
 from tests.browser.base import BrowserTestCase
 from tests.integration.admin.base import block

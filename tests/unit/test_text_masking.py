@@ -7,7 +7,7 @@ import re
 
 from django.test import SimpleTestCase
 
-from robust_queue.admin.text_masking import MASK, mask_text, name_matches
+from robust_queue.admin.masking.text_masking import MASK, mask_text, name_matches
 
 DEFAULT = ("password", "secret", "token", "key", "authorization", "cookie", "card")
 

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin import stats
 from robust_queue.admin.counting import CappedPaginator
+from robust_queue.admin.dashboard import stats
 from robust_queue.models import Job, ReadyExecution, Statistic
 from robust_queue.models.statistic import TOTALS_MINUTE
 from robust_queue.operations import queue_names
@@ -56,7 +56,7 @@ class SearchTests(AdminTestCase):
             minute=TOTALS_MINUTE, queue_name="default", task_path="gone.module.old_task", finished=1
         )
         self.login(self.viewer)
-        with mock.patch("robust_queue.admin.search.RECENT_JOBS", 0):
+        with mock.patch("robust_queue.admin.jobs.search.RECENT_JOBS", 0):
             response = self.client.get(changelist(q="old_task"))
         self.assertEqual([j.pk for j in response.context["cl"].result_list], [job.pk])
 

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import TestCase
 from django.urls import reverse
 
-from robust_queue.admin import bulk
+from robust_queue.admin.jobs import bulk
 from robust_queue.models import FailedExecution, Job, ReadyExecution
 from robust_queue.running.performing import perform
 from testproject import tasks

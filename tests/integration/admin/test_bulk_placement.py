@@ -12,7 +12,7 @@ from django.contrib.messages import constants
 from django.utils import timezone
 from django.utils.html import escape
 
-from robust_queue.admin import bulk, bulk_placement
+from robust_queue.admin.jobs import bulk, bulk_placement
 from robust_queue.models import Job, Pause, Process, ReadyExecution
 from testproject import tasks
 from tests.helpers import claim, work_off

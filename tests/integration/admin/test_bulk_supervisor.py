@@ -9,7 +9,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.test import TransactionTestCase
 
-from robust_queue.admin import bulk
+from robust_queue.admin.jobs import bulk
 from robust_queue.models import FailedExecution, Job, ReadyExecution
 from testproject import tasks
 from tests.helpers import wait_until, work_off

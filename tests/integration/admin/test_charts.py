@@ -8,8 +8,8 @@ import datetime as dt
 from django.test import override_settings
 from django.urls import reverse
 
-from robust_queue.admin.chart import LEFT, bar_chart
-from robust_queue.admin.stats import Bucket
+from robust_queue.admin.dashboard.chart import LEFT, bar_chart
+from robust_queue.admin.dashboard.stats import Bucket
 from robust_queue.operations.counting import CappedCount
 from tests.integration.admin.base import AdminTestCase
 
@@ -45,7 +45,7 @@ class FailureHistoryTests(AdminTestCase):
     """The failure bars count attempts when they failed (#10 defect 6)."""
 
     def failed_this_hour(self) -> int:
-        from robust_queue.admin.stats import throughput
+        from robust_queue.admin.dashboard.stats import throughput
 
         return throughput("default", "hour", 24)[-1].failed
 

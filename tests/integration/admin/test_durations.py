@@ -162,7 +162,7 @@ class DiscardAuditTests(AdminTestCase):
         self.assertEqual(flags, {str(self.failed.pk): CHANGE, str(self.finished.pk): DELETION})
 
     def test_a_discard_on_the_queue_is_a_deletion(self) -> None:
-        from robust_queue.admin import bulk
+        from robust_queue.admin.jobs import bulk
         from robust_queue.running.performing import perform
         from tests.helpers import claim
 

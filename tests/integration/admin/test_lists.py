@@ -7,8 +7,8 @@ from unittest import mock
 from django.test import override_settings
 from django.urls import reverse
 
-from robust_queue.admin import masking
 from robust_queue.admin.counting import CappedPaginator
+from robust_queue.admin.masking import values as masking
 from robust_queue.admin.pages import OL_BREADCRUMBS
 from robust_queue.models import FailedExecution, Job
 from testproject import tasks
@@ -39,14 +39,14 @@ class PagePastTheCapTests(AdminTestCase):
         self.addCleanup(patcher.stop)
 
     def test_the_last_page_is_the_cap_and_the_list_says_so(self) -> None:
-        with mock.patch("robust_queue.admin.jobs.JobAdmin.list_per_page", 2):
+        with mock.patch("robust_queue.admin.jobs.job_admin.JobAdmin.list_per_page", 2):
             response = self.client.get(changelist(state="failed", p="2"))
         self.assertEqual(response.status_code, 200)
         self.assertEqual(response.context["cl"].paginator.num_pages, 2)
         self.assertContains(response, "Showing the newest 4 matching jobs only")
 
     def test_a_page_past_the_end_keeps_the_filters(self) -> None:
-        with mock.patch("robust_queue.admin.jobs.JobAdmin.list_per_page", 2):
+        with mock.patch("robust_queue.admin.jobs.job_admin.JobAdmin.list_per_page", 2):
             response = self.client.get(changelist(state="failed", queue="default", p="99"))
         self.assertEqual(response.status_code, 200)
         self.assertEqual(len(response.context["cl"].result_list), 2)
@@ -131,7 +131,7 @@ class ErrorSearchTests(AdminTestCase):
 
     def test_only_the_newest_failures_are_searched(self) -> None:
         """Masking on or off, the error search reads the newest failures."""
-        from robust_queue.admin import stats
+        from robust_queue.admin.dashboard import stats
 
         tasks.fail.enqueue("other")
         work_off()

@@ -10,7 +10,7 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin.masking import MASK, displayed
+from robust_queue.admin.masking.values import MASK, displayed
 from robust_queue.models import Job, RecurringTask, Semaphore
 from testproject import tasks
 from tests.helpers import work_off
@@ -77,7 +77,7 @@ class MaskingTests(AdminTestCase):
     @override_settings(ROBUST_QUEUE={"admin_mask": broken})
     def test_a_broken_callable_hides_everything(self) -> None:
         job = self._job(tasks.add.enqueue(1, 2))
-        with self.assertLogs("robust_queue.admin.masking", "ERROR"):
+        with self.assertLogs("robust_queue.admin.masking.values", "ERROR"):
             self.assertEqual(displayed(job), {"args": [MASK], "kwargs": {}, "return_value": MASK})
 
     def test_no_setting_masks_the_default_names_only(self) -> None:
@@ -183,7 +183,7 @@ class TextMaskingTests(AdminTestCase):
 
     @override_settings(ROBUST_QUEUE={"admin_mask": leaky})
     def test_a_broken_callable_logs_no_value(self) -> None:
-        with self.assertLogs("robust_queue.admin.masking", "ERROR") as logs:
+        with self.assertLogs("robust_queue.admin.masking.values", "ERROR") as logs:
             page = self.client.get(job_url("change", self.job.pk))
         self.assertNotContains(page, "s3cret-value")
         self.assertNotIn("s3cret-value", "\n".join(logs.output))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.test import override_settings
 
 import robust_queue
-from robust_queue.admin.masking import MASK
+from robust_queue.admin.masking.values import MASK
 from robust_queue.models import Job
 from testproject import tasks
 from tests.integration.admin.base import AdminTestCase, job_url

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 import robust_queue
-from robust_queue.admin import concurrency
-from robust_queue.admin.columns import MESSAGE_MAX
+from robust_queue.admin.jobs import concurrency
+from robust_queue.admin.jobs.columns import MESSAGE_MAX
 from robust_queue.admin.processes import RUNNING_JOBS_SHOWN
 from robust_queue.models import (
     Batch,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin.recurring import next_run
+from robust_queue.admin.recurring.task_admin import next_run
 from robust_queue.models import Job, RecurringExecution, RecurringTask
 from tests.integration.admin.base import AdminTestCase
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.admin.models import LogEntry
 from django.utils import timezone
 
-from robust_queue.admin import job_reschedule
+from robust_queue.admin.jobs import job_reschedule
 from robust_queue.models import FailedExecution, ScheduledExecution
 from tests.integration.admin.base import VIEW_PERMISSIONS, AdminTestCase, changelist, make_staff
 from tests.integration.admin.test_actions import messages_of

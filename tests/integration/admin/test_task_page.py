@@ -12,9 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from robust_queue.admin import pages, task_stats
-from robust_queue.admin.chart import bar_chart
-from robust_queue.admin.stats import Bucket
+from robust_queue.admin import pages
+from robust_queue.admin.dashboard import task_stats
+from robust_queue.admin.dashboard.chart import bar_chart
+from robust_queue.admin.dashboard.stats import Bucket
 from robust_queue.models import Statistic
 from robust_queue.models.statistic import BUCKETS, COLUMNS, minute_of
 from tests.integration.admin.base import AdminTestCase, job_url

@@ -1,0 +1,1 @@
+"""The overview: queues, throughput charts, task pages and task pauses."""

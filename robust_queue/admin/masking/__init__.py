@@ -1,0 +1,1 @@
+"""Hiding secrets in whatever the admin shows: arguments, keys, free text."""

@@ -1,0 +1,1 @@
+"""The recurring tasks page: schedules, runs, run now, switch on/off."""
