@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 INDEX = "rq_job_enqueued"
 
@@ -27,11 +27,8 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=500)
     parser.add_argument("--bulk", type=int, default=10_000)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options)
-    finally:
-        teardown_django()
 
 
 def _run(options: argparse.Namespace) -> None:

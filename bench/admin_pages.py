@@ -61,6 +61,7 @@ def _pages() -> list[tuple[str, str]]:
         ("search by result id", f"{JOBS}?q={ids['result_id']}"),
         ("search by task path", f"{JOBS}?q=tasks.record"),
         ("failed jobs, search error text", f"{JOBS}?state=failed&q=TimeoutError"),
+        ("failed jobs, search a class path", f"{JOBS}?state=failed&q=builtins.ValueError"),
         ("failed job page", f"{JOBS}{ids['failed']}/change/"),
         ("finished job page", f"{JOBS}{ids['finished']}/change/"),
         ("blocked job page", f"{JOBS}{ids['blocked']}/change/"),
@@ -95,6 +96,7 @@ def hand_typed() -> list[tuple[str, str]]:
         ("finished, search matching nothing", f"{JOBS}?state=finished&q={MISS}"),
         ("ready, search matching nothing", f"{JOBS}?state=ready&q={MISS}"),
         ("failed, search matching nothing", f"{JOBS}?state=failed&q={MISS}"),
+        ("failed, search a 2-letter term (no index)", f"{JOBS}?state=failed&q=ab"),
         ("all, concurrency key matching nothing", f"{JOBS}?concurrency_key={MISS}"),
         (
             "finished, concurrency key matching nothing",

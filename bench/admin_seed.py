@@ -4,7 +4,8 @@
 live ready, scheduled, blocked and running jobs, a week of per-minute
 statistics, recurring tasks with their runs and unique keys, written with
 ``INSERT ... SELECT generate_series`` (a minute, not an hour of ORM
-inserts).
+inserts). ``sizes(jobs)`` scales the history to about ``jobs`` jobs, one
+in twenty failed (10,000,000: 9,473,000 finished and 500,000 failed).
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ FROM generate_series(
      unnest(%(queues)s::text[]) AS q,
      unnest(%(tasks)s::text[]) AS t
 """
+
+
+def sizes(jobs: int) -> tuple[int, int]:
+    """(finished, failed) for about ``jobs`` jobs in all, live ones included."""
+    failed = jobs // 20
+    live = 5_000 + SCHEDULED + BLOCKED + RUNNING
+    return max(jobs - failed - live, 0), failed
 
 
 def seed(finished: int = 1_000_000, failed: int = 50_000, ready: int = 5_000) -> None:

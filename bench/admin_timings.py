@@ -2,8 +2,8 @@
 its queries read.
 
     ROBUST_QUEUE_DB_SUFFIX=_mine python -m bench.admin_timings \\
-        [--finished 1000000] [--failed 50000] [--runs 5] [--keep] \\
-        [--plans artifacts/bench/admin_plans.txt] [--retry-all]
+        [--finished 1000000] [--failed 50000 | --jobs 10000000] [--runs 5] [--keep] \\
+        [--plans artifacts/bench/admin_plans.txt] [--retry-all] [--seed-only]
 
 Seeds a throw-away PostgreSQL database (bench/admin_seed.py; ``--keep``
 reuses a seeded one and leaves it), then renders every admin page and
@@ -32,12 +32,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--finished", type=int, default=1_000_000)
     parser.add_argument("--failed", type=int, default=50_000)
+    parser.add_argument(
+        "--jobs", type=int, help="about this many jobs, one in twenty failed (sets both)"
+    )
+    parser.add_argument("--seed-only", action="store_true", help="seed (or keep), time nothing")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="reuse and keep the database")
     parser.add_argument("--plans", type=Path, help="write every page's query plans here")
     parser.add_argument("--retry-all", action="store_true", help="time retrying every failure")
     parser.add_argument("--only", default="", help="only pages whose name contains this")
     options = parser.parse_args()
+    if options.jobs:
+        from bench.admin_seed import sizes
+
+        options.finished, options.failed = sizes(options.jobs)
     setup_django("postgresql", keepdb=options.keep)
     try:
         _run(options)
@@ -59,6 +67,8 @@ def _run(options: argparse.Namespace) -> None:
             f"seeded {options.finished:,} finished + {options.failed:,} failed jobs "
             f"in {time.perf_counter() - start:.0f} s"
         )
+    if options.seed_only:
+        return
     viewer, root = Client(), Client()
     viewer.force_login(_user("bench-viewer", superuser=False))
     root.force_login(_user("bench-root", superuser=True))

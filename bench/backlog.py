@@ -27,7 +27,7 @@ import statistics
 import time
 from typing import Any
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 # Two queues (the named claim reads one), three priorities: the claim must
 # follow its index through them, not sort what it finds.
@@ -71,15 +71,12 @@ def main() -> None:
     parser.add_argument("--plans", action="store_true")
     options = parser.parse_args()
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_backlog")
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _add_big_database()
         try:
             _run(options)
         finally:
             _drop_big_database()
-    finally:
-        teardown_django()
 
 
 def _buffer_statistics() -> None:

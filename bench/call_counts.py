@@ -17,7 +17,7 @@ import pstats
 from collections.abc import Callable
 from typing import Any
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 WARM_UP = 20
 
@@ -28,8 +28,7 @@ def main() -> None:
     parser.add_argument("path", choices=["worker", "enqueue_all"])
     parser.add_argument("--jobs", type=int)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         if options.path == "worker":
             done, calls = _worker(options.jobs or 500)
         else:
@@ -37,8 +36,6 @@ def main() -> None:
         print(
             f"{options.database:10} {options.path}: {done} jobs, {calls / done:,.1f} Python calls per job"
         )
-    finally:
-        teardown_django()
 
 
 def _counted(body: Callable[[], int]) -> tuple[int, int]:

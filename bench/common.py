@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,6 +54,21 @@ def throwaway_database(database: str) -> Iterator[None]:
         yield
     finally:
         teardown_django()
+
+
+def start_supervisor(config: dict[str, Any], *args: str) -> subprocess.Popen[bytes]:
+    """``manage.py robust_queue`` (with ``args``) on the benchmark's
+    database, configured by ``config``, logging warnings only."""
+    from django.conf import settings
+
+    env = dict(
+        os.environ,
+        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+        ROBUST_QUEUE_CONFIG_JSON=json.dumps(config),
+        ROBUST_QUEUE_LOG_LEVEL="WARNING",
+    )
+    command = [sys.executable, "manage.py", "robust_queue", *args]
+    return subprocess.Popen(command, cwd=ROOT, env=env)
 
 
 @contextmanager

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import ROOT, throwaway_database
 
 CONFIG = {
     "workers": [{"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05}],
@@ -49,11 +49,8 @@ def main() -> None:
     parser.add_argument("database", choices=["mariadb", "postgresql"])
     parser.add_argument("--minutes", type=float, default=3.0)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _storm(options.database, options.minutes * 60)
-    finally:
-        teardown_django()
 
 
 def _storm(database: str, seconds: float) -> None:

@@ -14,15 +14,13 @@ and max of each phase, and how fast the dispatcher went.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 from bench.backlog import percentile, seed
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import start_supervisor, throwaway_database
 
 SCHEDULED = """
 INSERT INTO robust_queue_scheduled_execution (job_id, queue_name, priority, scheduled_at,
@@ -42,11 +40,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=3)
     options = parser.parse_args()
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_dispatch_stall")
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options)
-    finally:
-        teardown_django()
 
 
 def _run(options: argparse.Namespace) -> None:
@@ -114,16 +109,7 @@ def _report(label: str, phase: str, times: list[float]) -> None:
 
 
 def _start_dispatcher() -> subprocess.Popen[bytes]:
-    from django.conf import settings
-
-    env = dict(
-        os.environ,
-        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-        ROBUST_QUEUE_CONFIG_JSON=json.dumps(DISPATCHER),
-        ROBUST_QUEUE_LOG_LEVEL="WARNING",
-    )
-    command = [sys.executable, "manage.py", "robust_queue", "--only-dispatch"]
-    return subprocess.Popen(command, cwd=ROOT, env=env)
+    return start_supervisor(DISPATCHER, "--only-dispatch")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

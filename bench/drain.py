@@ -8,7 +8,7 @@ jobs/s draining no-op tasks with each worker shape (processes x threads;
 1 and 2 processes of 3 threads by default), machine-wide CPU per job
 (worker, dispatcher and database together), pickup latency p50/p95 of one
 job at a time with an idle worker, and the RSS/PSS of the supervisor's
-process tree. ``--sleep-ms`` makes each job an I/O-bound one that sleeps
+process tree (the peak while draining, read every 0.25 s). ``--sleep-ms`` makes each job an I/O-bound one that sleeps
 that long (``testproject.tasks.sleep_for``), against the ideal of every
 thread always sleeping: processes x threads / sleep jobs/s.
 """
@@ -16,22 +16,25 @@ thread always sleeping: processes x threads / sleep jobs/s.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from bench.common import ROOT, cpu_of, process_tree, server_pids, setup_django, teardown_django
+from bench.common import cpu_of, process_tree, server_pids, start_supervisor, throwaway_database
 
 CONFIG = {
     "dispatchers": [{"batch_size": 500, "polling_interval": 0.2}],
     "process_heartbeat_interval": 5,
     "process_alive_threshold": 60,
 }
+
+
+# How often the supervisor tree's memory is read during a drain (its peak
+# is reported).
+MEMORY_EVERY = 0.25
 
 
 def main() -> None:
@@ -43,14 +46,11 @@ def main() -> None:
     parser.add_argument("--sleep-ms", type=float, default=0.0)
     parser.add_argument("--no-latency", action="store_true")
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         for processes, threads in options.shapes:
             drain(options.database, options.jobs, processes, threads, options.sleep_ms)
         if not options.no_latency:
             _latency(options.database, options.samples)
-    finally:
-        teardown_django()
 
 
 def _shapes(value: str) -> list[tuple[int, int]]:
@@ -62,17 +62,8 @@ def _shapes(value: str) -> list[tuple[int, int]]:
 
 
 def _start(processes: int, polling: float = 0.1, threads: int = 3) -> subprocess.Popen[bytes]:
-    from django.conf import settings
-
     worker = {"queues": ["*"], "threads": threads, "processes": processes}
-    config = {**CONFIG, "workers": [{**worker, "polling_interval": polling}]}
-    env = dict(
-        os.environ,
-        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-        ROBUST_QUEUE_CONFIG_JSON=json.dumps(config),
-        ROBUST_QUEUE_LOG_LEVEL="WARNING",
-    )
-    return subprocess.Popen([sys.executable, "manage.py", "robust_queue"], cwd=ROOT, env=env)
+    return start_supervisor({**CONFIG, "workers": [{**worker, "polling_interval": polling}]})
 
 
 def _stop(supervisor: subprocess.Popen[bytes]) -> None:
@@ -106,11 +97,14 @@ def drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: floa
     cpu_before = _busy_jiffies()
     tree_before, server_before = cpu_of(tree), cpu_of(server_pids())
     pause.delete()
-    memory = {}
+    memory = {"rss": 0, "pss": 0}
+    sampled = 0.0
     while Job.objects.filter(finished_at__isnull=True).exists():
-        if not memory and Job.objects.filter(finished_at__isnull=False).count() > jobs // 2:
-            memory = _tree_memory(supervisor.pid)
+        if time.monotonic() - sampled >= MEMORY_EVERY:
+            sampled = time.monotonic()
+            memory = max(memory, _tree_memory(supervisor.pid), key=lambda m: m["pss"])
         time.sleep(0.05)
+    memory = max(memory, _tree_memory(supervisor.pid), key=lambda m: m["pss"])
     cpu = _busy_jiffies() - cpu_before
     tree_cpu = cpu_of(tree) - tree_before
     server_cpu = cpu_of(server_pids()) - server_before
@@ -130,7 +124,7 @@ def drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: floa
         f"{jobs / elapsed:7.0f} jobs/s{ideal}; CPU/job: {cpu * per_job:.2f} ms machine-wide = "
         f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
         f"database server + rest; "
-        f"tree RSS {memory.get('rss', 0) / 1024:.0f} MiB PSS {memory.get('pss', 0) / 1024:.0f} MiB"
+        f"tree peak RSS {memory['rss'] / 1024:.0f} MiB PSS {memory['pss'] / 1024:.0f} MiB"
     )
     return jobs / elapsed
 

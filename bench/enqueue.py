@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -20,11 +20,8 @@ def main() -> None:
     parser.add_argument("--bulk", type=int, default=20000)
     parser.add_argument("--chunk", type=int, default=1000)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options)
-    finally:
-        teardown_django()
 
 
 def _run(options: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ import os
 import statistics
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -27,12 +27,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     options = parser.parse_args()
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_enqueue_bulk")
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         for size in (int(s) for s in options.sizes.split(",")):
             _measure(options.database, size, options.reps)
-    finally:
-        teardown_django()
 
 
 def _measure(database: str, size: int, reps: int) -> None:

@@ -17,7 +17,7 @@ import cProfile
 import time
 from collections.abc import Callable
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -27,13 +27,10 @@ def main() -> None:
     parser.add_argument("--bulk", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _statements(options.database)
         for _ in range(options.rounds):
             _run(options)
-    finally:
-        teardown_django()
 
 
 def _statements(database: str) -> None:

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import ROOT, cpu_of, process_tree, setup_django, teardown_django
+from bench.common import ROOT, cpu_of, process_tree, throwaway_database
 from bench.statement_proxy import StatementProxy
 
 SETTLE = 8.0
@@ -42,8 +42,7 @@ def main() -> None:
     parser.add_argument("--ceiling", type=_ceiling, default=2.0, help="seconds, or none")
     parser.add_argument("--samples", type=int, default=5)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         for queues in (["*"], ["a", "b", "c", "d"]):
             proxy = _proxy() if options.database == "mariadb" else None
             supervisor = _start(queues, options.ceiling, proxy)
@@ -66,8 +65,6 @@ def main() -> None:
             if queues == ["*"]:
                 _pickup(options.database, options.ceiling, options.samples)
             _stop(supervisor)
-    finally:
-        teardown_django()
 
 
 def _ceiling(value: str) -> float | None:

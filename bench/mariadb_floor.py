@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bench.common import per_job_cost, setup_django, teardown_django
+from bench.common import per_job_cost, throwaway_database
 
 
 def main() -> None:
@@ -25,11 +25,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=1)
     options = parser.parse_args()
-    setup_django("mariadb")
-    try:
+    with throwaway_database("mariadb"):
         _run(options.jobs, options.batch)
-    finally:
-        teardown_django()
 
 
 def _run(jobs: int, batch: int) -> None:

@@ -17,16 +17,17 @@ import argparse
 import statistics
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 STATISTICS_SQL = """
 INSERT INTO robust_queue_statistic (
-    minute, queue_name, task_path, finished, failed, retried, discarded,
+    minute, queue_name, task_path, finished, failed, retried, discarded, snoozed,
     wait_seconds, run_seconds, {buckets})
-SELECT date_trunc('minute', now()) - m * interval '1 minute', q, t, 60, 1, 0, 0, 3.0, 6.0,
+SELECT date_trunc('minute', now()) - m * interval '1 minute', q, t, 60, 1, 0, 0, 0, 3.0, 6.0,
     {values}
 FROM generate_series(1, %(minutes)s) AS m,
     unnest(%(queues)s::text[]) AS q, unnest(%(tasks)s::text[]) AS t
+ON CONFLICT DO NOTHING
 """
 
 
@@ -36,11 +37,8 @@ def main() -> None:
     parser.add_argument("--failed", type=int, default=50_000)
     parser.add_argument("--runs", type=int, default=5)
     options = parser.parse_args()
-    setup_django("postgresql")
-    try:
+    with throwaway_database("postgresql"):
         _run(options)
-    finally:
-        teardown_django()
 
 
 def _seed_statistics() -> None:

@@ -19,7 +19,7 @@ import os
 import statistics
 from typing import Any
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 SEED = """
 INSERT INTO robust_queue_ready_execution (job_id, queue_name, priority, created_at)
@@ -45,11 +45,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=20)
     options = parser.parse_args()
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_named_queue_skew")
-    setup_django("postgresql")
-    try:
+    with throwaway_database("postgresql"):
         _run(options.ready, options.reps)
-    finally:
-        teardown_django()
 
 
 def _run(ready: int, reps: int) -> None:

@@ -19,7 +19,7 @@ import argparse
 import threading
 import time
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -28,8 +28,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         for _ in range(options.rounds):
             quiet = _claim_rate(options.jobs, load=None)
             plain = _claim_rate(options.jobs, load="plain")
@@ -39,8 +38,6 @@ def main() -> None:
                 f"{plain:5.0f} jobs/s, busy hot key {hot:5.0f} jobs/s "
                 f"(hot/plain {hot / plain:.2f})"
             )
-    finally:
-        teardown_django()
 
 
 def _claim_rate(jobs: int, *, load: str | None) -> float:

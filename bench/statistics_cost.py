@@ -15,7 +15,7 @@ import statistics
 import time
 from unittest import mock
 
-from bench.common import setup_django, teardown_django
+from bench.common import throwaway_database
 
 
 def main() -> None:
@@ -24,11 +24,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options.database, options.jobs, options.rounds)
-    finally:
-        teardown_django()
 
 
 def _round(jobs: int, record: bool) -> float:

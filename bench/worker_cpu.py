@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.common import per_job_cost, setup_django, teardown_django
+from bench.common import per_job_cost, throwaway_database
 
 
 def main() -> None:
@@ -20,11 +20,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=3)
     options = parser.parse_args()
-    setup_django(options.database)
-    try:
+    with throwaway_database(options.database):
         _run(options.database, options.jobs, options.batch)
-    finally:
-        teardown_django()
 
 
 def _run(database: str, jobs: int, batch: int) -> None:

@@ -1,10 +1,12 @@
 """Instructions per job of a worker thread's loop, counted by valgrind.
 
-    python -m bench.worker_instructions postgresql [--drain 100,500]
+    python -m bench.worker_instructions postgresql [--drain 100,500] [--no-resume]
 
 What a drain's threads run, in one thread of this process: claim one job,
 ``perform`` it, and as it finishes claim the next in the same statement
-(finish-and-claim-next), until ``--drain`` jobs have run. Two children
+(finish-and-claim-next), until ``--drain`` jobs have run; each claim
+resumed after the last one, as a worker's is (``--no-resume``: from the
+head of the ready index). Two children
 run under valgrind (``cachegrind``, no cache simulation), one per drain
 size; the difference cancels start-up, migrations and the enqueue, so
 what is left is instructions per job of the loop itself. Each child also
@@ -30,16 +32,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("database", choices=["sqlite", "postgresql", "mariadb"])
     parser.add_argument("--drain", default="100,500", help="small,large")
+    parser.add_argument(
+        "--no-resume",
+        dest="resume",
+        action="store_false",
+        help="claim from the head of the ready index, not after the last claim as workers do",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     small, large = (int(n) for n in options.drain.split(","))
     if options.child:
-        _child(options.database, enqueue=large, drain=options.child)
+        _child(options.database, enqueue=large, drain=options.child, resume=options.resume)
     else:
-        _parent(options.database, small, large)
+        _parent(options.database, small, large, options.resume)
 
 
-def _child(database: str, enqueue: int, drain: int) -> None:
+def _child(database: str, enqueue: int, drain: int, resume: bool) -> None:
     with throwaway_database(database):
         from django.db import connection
 
@@ -60,10 +68,12 @@ def _child(database: str, enqueue: int, drain: int) -> None:
         nexts: list[NextClaim] = []
 
         def then() -> NextClaim:
-            nexts.append(NextClaim(None, (), None, process.pk, "bench"))
+            nexts.append(NextClaim(None, (), None, process.pk, "bench", resume=resume))
             return nexts[-1]
 
-        [row] = ReadyExecution.objects.claim(1, process_id=process.pk, worker_id="bench")
+        [row] = ReadyExecution.objects.claim(
+            1, process_id=process.pk, worker_id="bench", resume=resume
+        )
         with connection.execute_wrapper(counted):
             for _ in range(drain):
                 nexts.clear()
@@ -72,18 +82,19 @@ def _child(database: str, enqueue: int, drain: int) -> None:
         print(f"statements per job: {sum(statements.values()) / drain:.2f} {dict(statements)}")
 
 
-def _parent(database: str, small: int, large: int) -> None:
+def _parent(database: str, small: int, large: int, resume: bool) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         (low, low_out), (high, high_out) = pool.map(
-            lambda drain: _count(database, large, drain), (small, large)
+            lambda drain: _count(database, large, drain, resume), (small, large)
         )
     print(f"{database:10} drain {small:5d}: {low:,} instructions; {low_out}")
     print(f"{database:10} drain {large:5d}: {high:,} instructions; {high_out}")
     print(f"{database:10} instructions per job: {(high - low) / (large - small):,.0f}")
 
 
-def _count(database: str, large: int, drain: int) -> tuple[int, str]:
+def _count(database: str, large: int, drain: int, resume: bool) -> tuple[int, str]:
     args = ["bench.worker_instructions", database, "--drain", f"{drain},{large}"]
+    args += [] if resume else ["--no-resume"]
     count, printed = instructions_of([*args, "--child", str(drain)], suffix=f"_wi{drain}")
     return count, printed.strip().splitlines()[-1]
 

@@ -2,6 +2,7 @@ from django.apps import AppConfig
 from django.core.exceptions import ImproperlyConfigured
 
 from . import conf
+from .masking import logs
 
 
 class RobustQueueConfig(AppConfig):
@@ -22,3 +23,7 @@ class RobustQueueConfig(AppConfig):
         # Registers the system checks; they import models, which the app
         # registry allows only once it is ready.
         from . import checks  # noqa: F401, PLC0415
+
+        # Failures are logged with their message and traceback (by the
+        # Tasks framework too): secrets in them are masked.
+        logs.install()

@@ -92,6 +92,24 @@ def decode_arguments(
     return args, kwargs
 
 
+def encode_value(value: Any, path: str) -> Any:
+    """One value encoded as an argument is (a step's checkpoint); raises
+    ``TypeError`` naming ``path`` when it has no encoding, ``ValueError``
+    when it nests deeper than every database stores."""
+    if _nesting(value) > MAX_JSON_NESTING:
+        raise ValueError(
+            f"{path} is nested more than {MAX_JSON_NESTING} lists and dicts "
+            "deep; MariaDB refuses deeper JSON."
+        )
+    return _to_json(value, path, tagged=True)
+
+
+def decode_value(value: Any, *, using: str | None = None) -> Any:
+    """The value ``encode_value`` encoded, model instances fetched from
+    ``using``."""
+    return _Decoder(fetch_models=True, using=using).decode(value)
+
+
 def encoded_size(data: Mapping[str, Any]) -> int:
     """The size in bytes of ``data`` as compact (ASCII-escaped) JSON."""
     return len(json.dumps(data, separators=(",", ":")).encode("utf-8"))

@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from asgiref.sync import sync_to_async
 from django.core import checks as django_checks
+from django.db import DatabaseError
 from django.utils import timezone
 
 from . import conf
@@ -21,19 +22,28 @@ from .compat import (
     TaskResultStatus,
     task_enqueued,
 )
-from .exceptions import BatchError, PayloadTooLargeError, UnknownTaskError
-from .models import Job, UniqueKey, batch_scope
+from .exceptions import BatchError, PayloadTooLargeError, QueueNotMigratedError, UnknownTaskError
+from .models import BatchMember, Job, UniqueKey, batch_scope
 from .models.job import RESULT_ID_MAX_LENGTH
-from .options import registry, tagging
+from .models.sql import dialect_for
+from .options import fair_groups, registry, tagging
 from .options.backend_options import check_backend
 from .options.concurrency import concurrency_key
+from .options.encryption import withheld_claim
 from .options.rate_limits import RATE_LIMIT, rate_key
+from .options.sealing import seal
 from .options.task import RobustQueueTask
 from .options.unique_claims import UniqueClaim, claim_for
 from .options.uniqueness import UNIQUE
 from .options.validation import check_task_names
 from .running import enqueue_metadata as job_metadata
-from .running.results import build_discarded_result, build_result, build_unrunnable_result
+from .running import tracing
+from .running.results import (
+    as_duplicate,
+    build_discarded_result,
+    build_result,
+    build_unrunnable_result,
+)
 
 TaskCall: TypeAlias = "tuple[Task[..., Any], Sequence[Any], Mapping[str, Any]]"
 # A call ready to write: its task, its job, its claim on a unique key, and
@@ -122,19 +132,25 @@ class RobustQueueBackend(BaseTaskBackend):
         prepared[1].pending_parents = tuple(parents)
         return self._write([prepared])[0]
 
+    @tracing.traced_enqueue  # spans when ROBUST_QUEUE["opentelemetry"] is on
     def _write(self, prepared: list[Prepared]) -> list[TaskResult[Any]]:
         if not prepared:
             return []
         jobs = [job for _, job, _, _ in prepared]
         standing: list[Job | None] | list[Job]
-        if any(claim is not None for _, _, claim, _ in prepared):
-            unique_keys = UniqueKey.objects.using(self.database)
-            standing = unique_keys.enqueue_all(jobs, [claim for _, _, claim, _ in prepared])
-        else:
-            kept = Job.objects.using(self.database).enqueue_all(jobs)
-            standing = jobs if len(kept) == len(jobs) else _standing(jobs, kept)
+        try:
+            if any(claim is not None for _, _, claim, _ in prepared):
+                unique_keys = UniqueKey.objects.using(self.database)
+                standing = unique_keys.enqueue_all(jobs, [claim for _, _, claim, _ in prepared])
+            else:
+                kept = Job.objects.using(self.database).enqueue_all(jobs)
+                standing = jobs if len(kept) == len(jobs) else _standing(jobs, kept)
+        except DatabaseError as exc:
+            raise_if_not_migrated(self.database, exc)
+            raise
         results, enqueued = [], []
         new_ids: set[int] = set()
+        joining: list[BatchMember] = []
         for (task, job, _, shown), stood in zip(prepared, standing, strict=True):
             if stood is None:
                 results.append(build_discarded_result(task, job, shown))
@@ -146,7 +162,12 @@ class RobustQueueBackend(BaseTaskBackend):
             else:
                 # A duplicate: of a stored job, or of one written just now.
                 new_ids = new_ids or {id(job) for job in jobs}
-                results.append(self._result_of(stood, is_new=id(stood) in new_ids))
+                is_new = id(stood) in new_ids
+                if job.pending_batch is not None and not is_new:
+                    joining.append(BatchMember(batch_id=job.pending_batch, job_id=stood.pk))
+                results.append(as_duplicate(self._result_of(stood, is_new=is_new)))
+        if joining:
+            _join_batches(self.database, joining)
         for result in enqueued:
             task_enqueued.send(sender=type(self), task_result=result)
         return results
@@ -211,6 +232,9 @@ class RobustQueueBackend(BaseTaskBackend):
         tags = tagging.for_enqueue(task)
         if tags:
             job.pending_tags = tags
+        group = fair_groups.for_enqueue(task, args, kwargs)
+        if group is not None:
+            self._join_group(task, job, group)
         if RATE_LIMIT.of(task) is not None:
             job.rate_key = rate_key(task, args, kwargs)
         scope = batch_scope.current()
@@ -219,7 +243,19 @@ class RobustQueueBackend(BaseTaskBackend):
         claim = None
         if once_key is not None or UNIQUE.of(task) is not None:
             claim = claim_for(task, args, kwargs, arguments, once_key)
+        if getattr(task, "encrypted", None) is not None:  # @encrypted (encryption.py)
+            # Every key above is made from the plaintext; only then sealed.
+            job.arguments = seal(arguments, f"the arguments of task {task.module_path}")
+            claim = withheld_claim(task, claim)
         return task, job, claim, shown_arguments(args, kwargs)
+
+    def _join_group(self, task: Task[..., Any], job: Job, group: str) -> None:
+        # A fair group (fair_groups.py); its cap, if any, is the job's
+        # concurrency key.
+        job.group_key = group
+        cap = fair_groups.cap_key(task, job.queue_name, group)
+        if cap:
+            job.concurrency_key = cap
 
     def _batch_of(self, task: Task[..., Any], scope: batch_scope.Scope) -> int:
         if scope.backend_alias != self.alias:
@@ -248,6 +284,29 @@ class RobustQueueBackend(BaseTaskBackend):
                 f"Arguments of task {task.module_path} are {size} bytes encoded; "
                 f"the limit is {limit} bytes (OPTIONS['max_payload_bytes'])."
             )
+
+
+def raise_if_not_migrated(using: str, exc: DatabaseError) -> None:
+    """Raise ``QueueNotMigratedError`` naming the fix if ``exc`` says the
+    queue's tables or columns are missing from database ``using`` (read
+    only once a statement failed: enqueue's success path pays nothing)."""
+    if not dialect_for(using).lacks_schema(exc):
+        return
+    command = "python manage.py migrate"
+    if using != conf.DEFAULT_DATABASE:
+        command += f" --database {using}"
+    raise QueueNotMigratedError(
+        f"The queue's tables are missing or out of date in database {using!r}: "
+        f"Robust Queue's migrations are not applied there. Run `{command}` first. "
+        f"({type(exc).__name__}: {str(exc).strip()})"
+    ) from exc
+
+
+def _join_batches(using: str, members: list[BatchMember]) -> None:
+    """A duplicate enqueued inside ``batch()`` stands for the existing job:
+    that job joins the batch, which then waits for it, unless it already
+    belongs to a batch (a job belongs to one; the row is left as it is)."""
+    BatchMember.objects.using(using).bulk_create(members, ignore_conflicts=True)
 
 
 def _standing(jobs: list[Job], kept: list[Job]) -> list[Job | None]:

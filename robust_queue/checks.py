@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from importlib.util import find_spec
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +18,9 @@ from django.core import checks
 from . import conf
 from .compat import InvalidTask
 from .exceptions import ConfigurationError
-from .options import discovery
+from .models.sql.listen_target import target_problems
+from .options import discovery, sealing
+from .options.encryption import ENCRYPTED
 from .processes.config import SupervisorConfig
 from .processes.launch import problems
 
@@ -34,9 +37,31 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         return messages + [checks.Error(problem, id="robust_queue.E023") for problem in invalid]
     messages += _task_modules()
     if not any(message.id == "robust_queue.E021" for message in messages):
-        # Validating recurring tasks imports the task modules again.
-        messages += _values()
-    return messages
+        # Validating recurring tasks (and encrypted ones) imports the task
+        # modules again.
+        messages += _values() + _encryption()
+    return messages + _opentelemetry() + _pooling()
+
+
+@checks.register(TAG, checks.Tags.security, deploy=True)
+def check_deploy(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``check --deploy``: which models a stored job may load is unlimited."""
+    if not conf.robust_queue_aliases() or conf.invalid_values():
+        return []  # No queue; or check_settings reports the value.
+    if conf.get(conf.ARGUMENT_MODELS) is not None:
+        return []
+    return [
+        checks.Warning(
+            "ROBUST_QUEUE['argument_models'] is not set: a model reference in a job's "
+            "stored arguments may load a row of any installed model. Someone able to "
+            "write the job table could hand any row (a User, say) to a task.",
+            hint=(
+                "List the models your tasks take, e.g. ROBUST_QUEUE['argument_models'] = "
+                "['shop.order'] ([] for none); enqueue refuses any other with TypeError."
+            ),
+            id="robust_queue.W002",
+        )
+    ]
 
 
 def _unknown_keys() -> Iterator[checks.CheckMessage]:
@@ -72,6 +97,61 @@ def _queues_hint() -> str:
         f"A task there uses a queue its backend does not allow ({listed}). "
         "Add the queue to that list, or make it [] to allow any queue name."
     )
+
+
+def _opentelemetry() -> list[checks.CheckMessage]:
+    # running/tracing.py imports it when the setting is on.
+    if not conf.get(conf.OPENTELEMETRY):
+        return []
+    try:
+        if find_spec("opentelemetry.trace") is not None:
+            return []
+    except ImportError:  # no opentelemetry package at all
+        pass
+    return [
+        checks.Error(
+            "ROBUST_QUEUE['opentelemetry'] is True but the opentelemetry-api package "
+            "is not installed.",
+            hint="pip install 'robust-queue[otel]', or remove the setting.",
+            id="robust_queue.E023",
+        )
+    ]
+
+
+def _pooling() -> list[checks.CheckMessage]:
+    """``pooled_databases`` and ``listen_database`` that name no database,
+    a direct connection that is not PostgreSQL, a pooled database that
+    keeps server-side cursors."""
+    hint = "See 'Behind PgBouncer' in the deployment docs for the settings."
+    return [
+        checks.Error(problem, hint=hint, id="robust_queue.E026") for problem in target_problems()
+    ]
+
+
+def _encryption() -> list[checks.CheckMessage]:
+    """Keys that are not Fernet keys, ``@encrypted`` tasks (in the task
+    modules) with no keys, and either without the cryptography package."""
+    keys = conf.get(conf.ENCRYPTION_KEYS)
+    tasks = sorted(t.module_path for t in discovery.discover().tasks() if ENCRYPTED.of(t))
+    if not keys and not tasks:
+        return []
+    problems = sealing.key_problems(keys)
+    if tasks and not keys:
+        problems.append(
+            f"{', '.join(tasks)} {'is' if len(tasks) == 1 else 'are'} @encrypted but "
+            f"{sealing.SETTING} is empty: their jobs can be neither enqueued nor run."
+        )
+    if find_spec("cryptography") is None:
+        problems.append(
+            f"Encrypted tasks need the cryptography package, which is not installed: "
+            f"{sealing.INSTALL}."
+        )
+    hint = (
+        "Make a key with: python -c 'from cryptography.fernet import Fernet; "
+        "print(Fernet.generate_key().decode())' and list it, newest first, in "
+        f"{sealing.SETTING} (from the environment, not the code)."
+    )
+    return [checks.Error(problem, hint=hint, id="robust_queue.E025") for problem in problems]
 
 
 def _values() -> list[checks.CheckMessage]:

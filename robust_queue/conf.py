@@ -14,18 +14,24 @@ from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from .conversions import (
     as_is,
     duration,
     flag,
+    job_log,
     model_labels,
+    name_patterns,
     optional,
     positive_duration,
+    positive_number,
     positive_seconds,
+    regexes,
     seconds,
     text,
+    text_or_texts_by_name,
     texts,
     time_limit,
     token,
@@ -68,8 +74,24 @@ MAINTENANCE_INTERVAL = Key("maintenance_interval", 60.0, seconds)
 MAINTENANCE_BUDGET = Key("maintenance_budget", 0.5, positive_seconds)
 SUPERVISOR_PIDFILE = Key("supervisor_pidfile", None, optional(text))
 HOOKS: Key[Any] = Key("hooks", {}, as_is)
+# Health (operations/table_health.py): a warning above these; None: never.
+# Dead rows per live row of a queue table (PostgreSQL), counted from
+# table_health.MIN_DEAD_ROWS dead rows; the age of the oldest open transaction.
+HEALTH_DEAD_TUPLE_RATIO: Key[float | None] = Key(
+    "health_dead_tuple_ratio", 1.0, optional(positive_number)
+)
+HEALTH_TRANSACTION_AGE: Key[float | None] = Key(
+    "health_transaction_age", 300.0, optional(positive_seconds)
+)
 # None: the database of the first Robust Queue alias.
 DATABASE = Key("database", None, optional(text))
+# Behind a pooler in transaction mode (PgBouncer), docs/operations/databases.md:
+# DATABASES aliases reached through one (no LISTEN on them), and a direct
+# connection for LISTEN: a DATABASES alias or a libpq connection string
+# for the queue's database, or a dict of them by database alias. Checked
+# by robust_queue.E026 (models/sql/listen_target.py).
+POOLED_DATABASES: Key[tuple[str, ...]] = Key("pooled_databases", (), texts)
+LISTEN_DATABASE = Key("listen_database", None, optional(text_or_texts_by_name))
 # Cluster-wide caps per queue (queue_caps.py): {"mail": {"max_concurrency": 5}}.
 QUEUES: Key[Any] = Key("queues", {}, as_is)
 # Tasks.
@@ -98,11 +120,54 @@ TASK_RETENTION: Key[Any] = Key("task_retention", {}, as_is)
 # Statistics (statistics.py) and metrics (metrics/).
 STATISTICS_RETENTION = Key("statistics_retention", timedelta(days=14), positive_duration)
 STATISTICS_FLUSH_INTERVAL = Key("statistics_flush_interval", 5.0, positive_seconds)
+# Seconds between two progress writes of one running job (running/progress.py).
+PROGRESS_INTERVAL = Key("progress_interval", 2.0, seconds)
+# A job's own log (running/job_logs.py) for every task that does not say
+# otherwise (@job_log): None (off), or the lowest level captured.
+JOB_LOG = Key("job_log", None, job_log)
 METRICS_TOKEN = Key("metrics_token", None, optional(token))  # None: staff with view_metrics
-# Admin (admin/masking.py); [] or None turns masking off.
+# OpenTelemetry spans for enqueue and each attempt (running/tracing.py);
+# needs the opentelemetry-api package (the "otel" extra).
+OPENTELEMETRY = Key("opentelemetry", False, flag)
+# Fernet keys for @encrypted tasks (options/sealing.py), newest first: the
+# first encrypts, every one decrypts. Checked by robust_queue.E025, which
+# never prints a key; needs the cryptography package (the "encrypted" extra).
+ENCRYPTION_KEYS: Key[Any] = Key("encryption_keys", (), as_is)
+# Masking (masking/): the admin, logs and metrics hide secrets. admin_mask
+# is the list of secret names (or a callable); [] or None turns the built-in
+# names and shapes off. mask_names and mask_values add to them. Why these
+# names: each names a credential in the code and APIs people write
+# (Django's SECRET_KEY and sessionid, OAuth's access_token and
+# client_secret, HTTP's Authorization and Cookie, payment cards). A bare
+# "key" is left out: cache keys, sort keys and dict keys are everyday
+# arguments, and secret ones are named api_key, access_key, private_key or
+# secret_key (matched) or have a known shape (masking/shapes.py).
 ADMIN_MASK: Key[Any] = Key(
-    "admin_mask", ("password", "secret", "token", "key", "authorization", "cookie", "card"), as_is
+    "admin_mask",
+    (
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "token",
+        "api_key",
+        "access_key",
+        "private_key",
+        "session_key",
+        "sessionid",
+        "authorization",
+        "cookie",
+        "credential",
+        "jwt",
+        "card",
+        "cvv",
+        "cvc",
+        "ssn",
+    ),
+    as_is,
 )
+MASK_NAMES: Key[tuple[Any, ...]] = Key("mask_names", (), name_patterns)
+MASK_VALUES: Key[tuple[Any, ...]] = Key("mask_values", (), regexes)
 
 # The table of every Key defined above, by name.
 KEYS: Mapping[str, Key[Any]] = MappingProxyType(
@@ -123,6 +188,31 @@ def get(key: Key[T]) -> T:
         return key.convert(given[key.name])
     except ValueError as exc:
         raise ConfigurationError(_problem(key.name, given[key.name], exc)) from None
+
+
+# Values of ``cached()``, by key name.
+_cached: dict[str, Any] = {}
+
+
+def cached(key: Key[T]) -> T:
+    """``get(key)``, read once per process: for a key read on every job.
+
+    Read again after any ``setting_changed`` (``override_settings``; only
+    tests change settings). A value that does not convert is not kept:
+    each call raises.
+    """
+    try:
+        return _cached[key.name]  # type: ignore[no-any-return]
+    except KeyError:
+        value = _cached[key.name] = get(key)
+        return value
+
+
+def _forget_cached(**kwargs: Any) -> None:
+    _cached.clear()
+
+
+setting_changed.connect(_forget_cached, dispatch_uid="robust_queue.conf.cached")
 
 
 def alive_threshold() -> timedelta:

@@ -11,7 +11,9 @@ A leaf: nothing here reads settings or imports the rest of the package.
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -42,6 +44,15 @@ def positive_seconds(value: Any) -> float:
     if not 0 < result < math.inf:
         raise ValueError("must be more than 0 seconds")
     return result
+
+
+def positive_number(value: Any) -> float:
+    """A number (a ratio), more than 0 and finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number more than 0")
+    if not 0 < value < math.inf:
+        raise ValueError("must be a number more than 0")
+    return float(value)
 
 
 def duration(value: Any) -> timedelta:
@@ -75,6 +86,29 @@ def flag(value: Any) -> bool:
     return value
 
 
+def log_level(value: Any) -> int:
+    """A logging level: a number from 0 up, or a name ``logging`` knows
+    (``"INFO"``, ``"debug"``)."""
+    if isinstance(value, str):
+        number = logging.getLevelName(value.upper())
+        if isinstance(number, int):
+            return number
+        raise ValueError("must be a logging level: a number or a name such as 'INFO'")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("must be a logging level: a number or a name such as 'INFO'")
+    return int(value)
+
+
+def job_log(value: Any) -> int | None:
+    """A job log setting: False or None (off), True (every record that
+    reaches the root logger), or the lowest level captured."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return logging.NOTSET
+    return log_level(value)
+
+
 def text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("must be a non-empty string")
@@ -90,6 +124,19 @@ def texts(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def text_or_texts_by_name(value: Any) -> str | dict[str, str]:
+    """A non-empty string, or a dict of non-empty strings by non-empty
+    name (``listen_database``: one target, or one per database alias)."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, dict) and all(
+        isinstance(name, str) and name and isinstance(item, str) and item
+        for name, item in value.items()
+    ):
+        return dict(value)
+    raise ValueError("must be a non-empty string, or a dict of them by database alias")
+
+
 def model_labels(value: Any) -> frozenset[str]:
     """``app_label.modelname`` labels, lower case."""
     labels = texts(value)
@@ -102,6 +149,37 @@ def token(value: Any) -> str:
     if not isinstance(value, str) or len(value) < MIN_TOKEN_LENGTH:
         raise ValueError(f"must be None or a string of at least {MIN_TOKEN_LENGTH} characters")
     return value
+
+
+def name_patterns(value: Any) -> tuple[str | re.Pattern[str], ...]:
+    """Names (plain words or globs) and compiled regular expressions."""
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(item, re.Pattern) or (isinstance(item, str) and item.strip()) for item in value
+    ):
+        raise ValueError(
+            "must be a list of non-empty names (words or globs) or compiled regular expressions"
+        )
+    return tuple(value)
+
+
+def regexes(value: Any) -> tuple[re.Pattern[str], ...]:
+    """Regular expressions (strings or compiled), none matching ''."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("must be a list of regular expressions")
+    compiled = []
+    for item in value:
+        try:
+            pattern = item if isinstance(item, re.Pattern) else re.compile(item, re.DOTALL)
+        except (re.error, TypeError) as exc:
+            raise ValueError(
+                f"must be a list of regular expressions; {item!r} is not one ({exc})"
+            ) from None
+        if pattern.search("") is not None:
+            raise ValueError(
+                f"must be a list of regular expressions; {item!r} matches the empty string"
+            )
+        compiled.append(pattern)
+    return tuple(compiled)
 
 
 def optional(convert: Callable[[Any], T]) -> Callable[[Any], T | None]:

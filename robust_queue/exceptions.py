@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+from django.db import DatabaseError
+
 # The longest a task may snooze: a year.
 MAX_SNOOZE = timedelta(days=365)
 
@@ -15,6 +17,10 @@ class RobustQueueError(Exception):
 
 class EnqueueError(RobustQueueError):
     """A task could not be enqueued; nothing was written."""
+
+
+class QueueNotMigratedError(EnqueueError, DatabaseError):
+    """The queue's tables are missing or out of date: run ``manage.py migrate``."""
 
 
 class BatchError(EnqueueError):
@@ -61,6 +67,10 @@ class PidfileLocked(ConfigurationError):
     """Another live supervisor holds the pidfile's lock."""
 
 
+class ScheduleError(ConfigurationError, ValueError):
+    """A runtime schedule is invalid, unknown or declared in code; nothing was written."""
+
+
 class RetryPolicyError(ConfigurationError):
     """A retry policy cannot say when to retry: its backoff raised or returned a bad delay."""
 
@@ -89,6 +99,10 @@ class DeserializationError(RobustQueueError):
     """A job's stored arguments (or another column) cannot be rebuilt (malformed, or a model row is gone)."""
 
 
+class EncryptionError(ConfigurationError):
+    """An @encrypted task's arguments or return value cannot be encrypted or decrypted here."""
+
+
 class FinalizeError(RobustQueueError):
     """The database refused a job's outcome; this failure was recorded instead."""
 
@@ -107,6 +121,14 @@ class NotCancellableError(RobustQueueError):
 
 class NotReschedulableError(RobustQueueError):
     """The job is not scheduled or failed (it is ready, running or finished)."""
+
+
+class NotEditableError(RobustQueueError):
+    """The job is running or has ended, or the edit would change a key its arguments make."""
+
+
+class StepError(RobustQueueError):
+    """A task's steps are misused: a name run twice, a step inside a step, a checkpoint outside one."""
 
 
 class Snooze(RobustQueueError):

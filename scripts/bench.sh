@@ -41,5 +41,13 @@ done
 "$venv/bin/python" -m bench.mariadb_floor --batch 3
 # Deadlocks of workers + bulk discard/retry + retention on MariaDB.
 "$venv/bin/python" -m bench.deadlock_storm mariadb --minutes 10
+# Soak: an hour at half the drain rate over 1,000,000 finished jobs, with
+# failures and retries, scheduled, recurring and concurrency-limited jobs,
+# retention and a worker recycled by max_jobs; then 20 minutes with a
+# 120-s read transaction every 3 minutes (issue 25 sections 6 and 7).
+for db in postgresql mariadb; do
+    "$venv/bin/python" -m bench.soak "$db"
+    "$venv/bin/python" -m bench.soak "$db" --minutes 20 --long-transactions
+done
 # Admin pages over 1,000,000 finished + 50,000 failed jobs (PostgreSQL only).
 "$venv/bin/python" -m bench.admin_timings

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the system packages the test suite needs on a fresh Debian machine:
 # headers and a compiler for mysqlclient, Chromium for the admin's browser
-# tests, libfaketime for the clock-skew tests. Only what is missing, without recommended packages; when another
+# tests, libfaketime for the clock-skew tests, PgBouncer for the tests that
+# run the queue behind it in transaction pooling. Only what is missing, without recommended packages; when another
 # apt or dpkg holds its lock, wait for it (up to APT_LOCK_WAIT seconds).
 set -euo pipefail
 need=()
@@ -9,6 +10,7 @@ pkg-config --exists libmariadb 2>/dev/null || pkg-config --exists mysqlclient 2>
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
 command -v chromium >/dev/null || need+=(chromium fonts-liberation)
 command -v faketime >/dev/null || need+=(faketime)
+command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 [ ${#need[@]} -gt 0 ] || exit 0
 
 sudo=()

@@ -27,10 +27,10 @@ find_python() {
 }
 
 tools=(-r requirements/dev.txt)
-extras="[postgres,mysql]"
+extras="[postgres,mysql,otel,encrypted]"
 case "$line" in
     311) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; tools+=(-r requirements/typing.txt) ;;
-    312) python="$(find_python 3.12)"; django="Django>=6.1,<6.2"; extras="[postgres,mysql,backport]" ;;
+    312) python="$(find_python 3.12)"; django="Django>=6.1,<6.2"; extras="[postgres,mysql,backport,otel,encrypted]" ;;
     360) python="$(find_python 3.12)"; django="Django>=6.0,<6.1" ;;
     313) python="$(find_python 3.13)"; django="Django>=6.1,<6.2" ;;
     demo) python="$(find_python 3.13 3.12 3.11)"; django=""; extras=""; tools=() ;;

@@ -20,13 +20,14 @@ def _span(label: str, sleep: float) -> str:
     return label
 
 
-def _meeting_span(label: str, wait: float) -> str:
+def _meeting_span(label: str, wait: float, among: str = "") -> str:
     """A span that stays open (up to ``wait`` s) until another run has
     overlapped it: one was open when it started, or one started since.
-    Runs that a limit lets overlap then do, however loaded the machine."""
+    Runs that a limit lets overlap then do, however loaded the machine.
+    ``among``: only runs whose labels start with it count (one group's)."""
     LedgerEntry.objects.create(key=f"start:{label}")
-    starts = LedgerEntry.objects.filter(key__startswith="start:")
-    ends = LedgerEntry.objects.filter(key__startswith="end:")
+    starts = LedgerEntry.objects.filter(key__startswith=f"start:{among}")
+    ends = LedgerEntry.objects.filter(key__startswith=f"end:{among}")
     seen = starts.count()
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:

@@ -2,14 +2,21 @@
 
 ``ROBUST_QUEUE_TEST_DB`` picks the database: ``sqlite`` (default),
 ``postgresql`` or ``mariadb``. ``ROBUST_QUEUE_DB_SUFFIX`` keeps parallel
-runs apart; ``ROBUST_QUEUE_DB_NAME`` points a subprocess at a test database.
+runs apart (under pytest it defaults to one of the run's own, inherited by
+the run's subprocesses, so two runs in one checkout never share a test
+database); ``ROBUST_QUEUE_DB_NAME`` points a subprocess at a test database,
+and on PostgreSQL ``ROBUST_QUEUE_DB_PORT`` at another port for it (a
+PgBouncer in transaction pooling, which then has the settings it needs).
 """
 
 import os
+import sys
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DB_VENDOR = os.environ.get("ROBUST_QUEUE_TEST_DB", "sqlite")
+if "pytest" in sys.modules:
+    os.environ.setdefault("ROBUST_QUEUE_DB_SUFFIX", f"_run{os.getpid()}")
 SUFFIX = os.environ.get("ROBUST_QUEUE_DB_SUFFIX", "")
 DATA_DIR = Path(os.environ.get("ROBUST_QUEUE_DATA_DIR", BASE_DIR / "var"))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
@@ -66,15 +73,17 @@ def _database(name: str) -> dict:
     override = os.environ.get("ROBUST_QUEUE_DB_NAME") if name == "robust_queue" else None
     if DB_VENDOR == "postgresql":
         db_name = override or f"{name}{SUFFIX}"
+        pooled_port = os.environ.get("ROBUST_QUEUE_DB_PORT") if name == "robust_queue" else None
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": db_name,
             "USER": os.environ.get("PGUSER", "postgres"),
             "HOST": os.environ.get("PGHOST", "127.0.0.1"),
-            "PORT": os.environ.get("PGPORT", "5432"),
+            "PORT": pooled_port or os.environ.get("PGPORT", "5432"),
             # The second database binds parameters on the server, so the
             # queue's own SQL is tested both ways.
             "OPTIONS": {"server_side_binding": name != "robust_queue"},
+            "DISABLE_SERVER_SIDE_CURSORS": bool(pooled_port),
             "TEST": {"NAME": f"test_{name}{SUFFIX}"},
         }
     if DB_VENDOR == "mariadb":

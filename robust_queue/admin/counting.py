@@ -1,4 +1,5 @@
-"""The admin's paginator: its count stops at a cap (``operations.counting``)."""
+"""The admin's paginator: its count stops at a cap (``operations.counting``),
+past which it is the planner's estimate where the database gives one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
 
-from ..operations.counting import DEFAULT_COUNT_CAP, capped_count
+from ..operations import counting
+from ..operations.counting import CappedCount, capped_count
 
 if TYPE_CHECKING:
     # Generic in the stubs, not subscriptable at run time.
@@ -28,7 +30,17 @@ class CappedPaginator(_Paginator):
     the page, the joins that only display a row run for its rows alone.
     """
 
-    cap = DEFAULT_COUNT_CAP
+    _cap: int | None = None
+
+    @property
+    def cap(self) -> int:
+        # The module's constant read at each use (a test may lower it),
+        # unless this paginator was given its own.
+        return counting.DEFAULT_COUNT_CAP if self._cap is None else self._cap
+
+    @cap.setter
+    def cap(self, value: int) -> None:
+        self._cap = value
 
     def page(self, number: int | float | str) -> Any:
         number = self.validate_number(number)
@@ -37,8 +49,8 @@ class CappedPaginator(_Paginator):
         return Page(_rows(self.object_list, bottom, top), number, self)
 
     @cached_property
-    def count(self) -> int:
-        return capped_count(self.object_list, self.cap)  # type: ignore[arg-type]
+    def count(self) -> CappedCount:
+        return capped_count(self.object_list, self.cap, estimate=True)  # type: ignore[arg-type]
 
     @cached_property
     def num_pages(self) -> int:

@@ -23,11 +23,15 @@ from ..models import Job, JobState, attempt_history
 from ..operations.formatting import duration as duration
 from ..operations.formatting import number as number
 from ..operations.formatting import text as text
+from ..options.sealing import is_sealed
 
 NO_STATE = "No state"
 # The largest primary key any of the databases stores (a signed bigint).
 MAX_ID = 2**63 - 1
 CANNOT_DECODE = "cannot decode"
+# Shown instead of an @encrypted task's arguments or return value: the
+# admin never holds the keys' plaintext, so neither masking nor search can.
+ENCRYPTED = "encrypted"
 # Python's exceptions for data of the wrong type or shape, and deep nesting.
 _MALFORMED = (
     TypeError,
@@ -69,8 +73,11 @@ def decoded_arguments(job_arguments: Any) -> tuple[list[Any], dict[str, Any]]:
     """``(args, kwargs)`` for display (no model is fetched).
 
     Raises ``DeserializationError`` for anything but a well-formed
-    ``{"args": [...], "kwargs": {...}}``.
+    ``{"args": [...], "kwargs": {...}}``, and for encrypted ones (which
+    the admin never decrypts).
     """
+    if is_sealed(job_arguments):
+        raise DeserializationError(ENCRYPTED)
     if not isinstance(job_arguments, Mapping):
         raise DeserializationError(f"arguments are a {type(job_arguments).__name__}")
     if not isinstance(job_arguments.get("args", []), list):

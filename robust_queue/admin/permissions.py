@@ -18,7 +18,18 @@ PAUSE_TASK = "pause_task"
 TOGGLE_RECURRING = "toggle_recurringtask"
 CANCEL = "cancel_job"
 RESCHEDULE = "reschedule_job"
-ACTIONS = (RETRY, DISCARD, RUN_NOW, PAUSE, PAUSE_TASK, TOGGLE_RECURRING, CANCEL, RESCHEDULE)
+EDIT = "edit_job"
+ACTIONS = (
+    RETRY,
+    DISCARD,
+    RUN_NOW,
+    PAUSE,
+    PAUSE_TASK,
+    TOGGLE_RECURRING,
+    CANCEL,
+    RESCHEDULE,
+    EDIT,
+)
 
 
 def has(request: HttpRequest, codename: str) -> bool:

@@ -1,4 +1,5 @@
-"""The processes page: who is alive, what each worker is running now."""
+"""The processes page: who is alive, what each worker is running now;
+quiet or stop a worker from its page (``process_commands.py``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from django.contrib import admin
 from django.db.models import Count, Prefetch, QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 
 from .. import conf
 from ..models import ClaimedExecution, Process
-from . import display
+from . import display, process_commands
 from .readonly import ReadOnlyAdminMixin
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
         "threads",
         "running_jobs",
         "supervised_by",
+        "command_state",
     )
     list_filter = ("kind", "hostname")
     search_fields = ("name", "hostname")
@@ -47,6 +49,22 @@ class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
     list_per_page = 100
     # Facet counts would count each filter choice over the whole table.
     show_facets = admin.ShowFacets.NEVER
+    change_form_template = "admin/robust_queue/process/change_form.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(process_commands.view_for(self))
+        own = [path("<path:object_id>/do/<str:verb>/", view, name="robust_queue_process_command")]
+        return own + super().get_urls()
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        context = {**process_commands.buttons(self, request, object_id), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Process]:
         claims = (
@@ -94,6 +112,11 @@ class ProcessAdmin(ReadOnlyAdminMixin, _ModelAdmin):
             return "—"
         url = reverse("admin:robust_queue_process_change", args=[supervisor.pk])
         return format_html('<a href="{}">{}</a>', url, display.text(supervisor.name))
+
+    @admin.display(description="State")
+    def command_state(self, obj: Process) -> str:
+        """Quiet, stopping, or what was asked and not yet acted on."""
+        return process_commands.state_badge(obj)
 
     @admin.display(description="Running now")
     def running_jobs(self, obj: Process) -> str:

@@ -20,9 +20,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
-from ..backend import RobustQueueBackend
+from ..backend import RobustQueueBackend, raise_if_not_migrated
 from ..compat import InvalidTask, Task, task_backends
 from ..exceptions import BatchError
 from ..models import Batch
@@ -57,13 +57,17 @@ def batch(
     store = _backend(alias)
     _check(description, properties)
     paths = {name: _path(name, task, alias) for name, task in callbacks.items()}
-    with transaction.atomic(using=store.database):
-        row = Batch.objects.using(store.database).create(
-            backend_alias=alias,
-            description=description,
-            properties=dict(properties or {}),
-            **paths,
-        )
+    try:
+        with transaction.atomic(using=store.database):
+            row = Batch.objects.using(store.database).create(
+                backend_alias=alias,
+                description=description,
+                properties=dict(properties or {}),
+                **paths,
+            )
+    except DatabaseError as exc:
+        raise_if_not_migrated(store.database, exc)
+        raise
     with row.open():
         yield row
 

@@ -9,8 +9,9 @@ from .job_dependency import JobDependency
 from .job_state import JobState
 from .job_tag import JobTag
 from .pause import Pause
-from .process import Process, ProcessKind
+from .process import Process, ProcessCommand, ProcessKind
 from .queue import Queue
+from .queue_action import QueueAction
 from .queue_cap import QueueCap
 from .rate_limit import RateLimit
 from .ready_execution import ReadyExecution
@@ -35,8 +36,10 @@ __all__ = [
     "NextClaim",
     "Pause",
     "Process",
+    "ProcessCommand",
     "ProcessKind",
     "Queue",
+    "QueueAction",
     "QueueCap",
     "RateLimit",
     "ReadyExecution",

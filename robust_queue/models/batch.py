@@ -160,8 +160,15 @@ class BatchQuerySet(models.QuerySet["Batch"]):
 
 
 class Batch(models.Model):
-    """Jobs enqueued together, with callbacks when they have all run."""
+    """Jobs enqueued together, with callbacks when they have all run.
 
+    One public id: ``batch.id`` is ``batch.batch_id`` (what callbacks are
+    given, what ``Batch.get`` finds). The row's own key is ``pk``, kept for
+    the admin's addresses and the members' foreign key; the column is still
+    ``id``, so rows written by any release read the same.
+    """
+
+    row_id = models.BigAutoField(primary_key=True, db_column="id")
     batch_id = models.CharField(max_length=64, unique=True, default=new_batch_id)
     backend_alias = models.CharField(max_length=64)
     description = models.CharField(max_length=255, blank=True, default="")
@@ -189,10 +196,20 @@ class Batch(models.Model):
     def __str__(self) -> str:
         return self.description or f"Batch {self.batch_id}"
 
+    @property
+    def id(self) -> str:
+        """The batch's id: ``batch_id``."""
+        return self.batch_id
+
     @classmethod
-    def get(cls, batch_id: str, *, using: str = "default") -> Batch:
-        """The batch of public id ``batch_id``; raises ``Batch.DoesNotExist``."""
-        return cls.objects.using(using).get(batch_id=batch_id)
+    def get(cls, batch_id: str | int, *, using: str = "default") -> Batch:
+        """The batch of id ``batch_id`` (``batch.id``, what callbacks are
+        given), or of row key ``batch.pk`` (the admin's addresses).
+        Raises ``Batch.DoesNotExist``."""
+        batches = cls.objects.using(using)
+        if isinstance(batch_id, int) and not isinstance(batch_id, bool):
+            return batches.get(pk=batch_id)
+        return batches.get(batch_id=batch_id)
 
     @property
     def is_complete(self) -> bool:

@@ -16,7 +16,6 @@ fields: ``job_state.execution_manager``), never imported.
 from __future__ import annotations
 
 import enum
-import time
 from typing import Any
 
 from django.db import models, transaction
@@ -27,14 +26,10 @@ from ..compat import TaskResultDoesNotExist
 from ..exceptions import JobCancelledError, NotCancellableError
 from .attempt_history import ATTEMPT
 from .error_record import error_record, stored_errors
-from .job_row import JobRow, job_manager
+from .job_row import JobRow, job_manager, until_settled
 from .job_state import WAITING_STATES, JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
-from .sql.deadlocks import retry_on_lock_conflict
 from .statistics import record_jobs
-
-# A job that moves between reading its state and locking it is read again.
-MAX_TRIES = 5
 
 
 class CancelOutcome(enum.Enum):
@@ -45,16 +40,15 @@ class CancelOutcome(enum.Enum):
 def cancel_job(job: JobRow) -> CancelOutcome:
     """Cancel ``job``: see ``Job.cancel()``."""
     using = job._state.db or "default"
-    for _ in range(MAX_TRIES):
-        outcome, cancelled, holds_slot = retry_on_lock_conflict(
-            lambda: _cancel_once(job, using), using=using, what="Cancel"
-        )
-        if outcome is CancelOutcome.CANCELLED:
-            _after_cancel(cancelled, using, holds_slot)
-        if outcome is not None:
-            return outcome
-        time.sleep(0.05)
-    raise NotCancellableError(f"Job {job.result_id} kept changing state; try cancelling it again.")
+    gave_up = NotCancellableError(
+        f"Job {job.result_id} kept changing state; try cancelling it again."
+    )
+    outcome, cancelled, holds_slot = until_settled(
+        lambda: _cancel_once(job, using), using, "Cancel", gave_up
+    )
+    if outcome is CancelOutcome.CANCELLED:
+        _after_cancel(cancelled, using, holds_slot)
+    return outcome
 
 
 def _after_cancel(job: JobRow, using: str, holds_slot: bool) -> None:
@@ -65,9 +59,9 @@ def _after_cancel(job: JobRow, using: str, holds_slot: bool) -> None:
     signals.job_cancelled.send(sender=type(job), job=job, error=job.errors[-1])
 
 
-def _cancel_once(job: JobRow, using: str) -> tuple[CancelOutcome | None, JobRow, bool]:
-    """One try in one transaction: the outcome (None if the job moved
-    meanwhile), the job as it is now, and whether it held a slot."""
+def _cancel_once(job: JobRow, using: str) -> tuple[CancelOutcome, JobRow, bool] | None:
+    """One try in one transaction: the outcome, the job as it is now, and
+    whether it held a slot; None if the job moved meanwhile."""
     jobs = job_manager(job, using)
     with transaction.atomic(using=using):
         for state in WAITING_STATES:
@@ -89,7 +83,7 @@ def _cancel_once(job: JobRow, using: str) -> tuple[CancelOutcome | None, JobRow,
             f"{'finished' if current.is_finished else 'failed'}; only a waiting "
             "or running job can be cancelled."
         )
-    return None, job, False
+    return None
 
 
 def _fail(jobs: Any, job_pk: int, using: str) -> JobRow:

@@ -110,6 +110,8 @@ class NextClaim:
     process_id: int
     worker_id: str
     claimed: list[ClaimedExecution] = field(default_factory=list)
+    # Start after this thread's last claim (sql/claim_position.py).
+    resume: bool = False
 
 
 class ClaimedExecution(Execution):
@@ -209,7 +211,9 @@ class ClaimedExecution(Execution):
         dialect = dialect_for(using)
         queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
         claim = (1, queue, then.process_id, then.worker_id)
-        return dialect.finish_and_claim(self.pk, self.job_id, now, return_value, claim, stamp)
+        return dialect.finish_and_claim(
+            self.pk, self.job_id, now, return_value, claim, stamp, resume=then.resume
+        )
 
     def _finish_rows(self, using: str, now: datetime, return_value: Any) -> bool:
         if conf.preserve_finished_jobs():
@@ -234,6 +238,8 @@ class ClaimedExecution(Execution):
             return self.fail_cancelled()
         if not taken:
             return False
+        if retry_in is None and job.awaited:
+            dialect_for(using).notify_finished(job.result_id)
         self._failed(using, job, error, retry_in)
         return True
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from .. import signals
 from ..exceptions import UndiscardableError, UnknownTaskError
-from ..options import concurrency, registry, retries
+from ..options import concurrency, fair_groups, registry, retries
 from .attempt_history import stored_worker_ids
 from .batch import BatchMember
 from .batching import id_batches
@@ -52,6 +52,26 @@ class JobQuerySet(models.QuerySet["Job"]):
 
     def failed(self) -> JobQuerySet:
         return self.filter(failed_execution__isnull=False)
+
+    def record_progress(self, job_id: int, claim_id: int, value: dict[str, Any]) -> bool:
+        """Store a running job's ``progress``; False (nothing written) once
+        its claim ``claim_id`` is gone: the job ended, was pruned or runs
+        again under another claim.
+
+        One UPDATE of the job row, fenced by a subquery on the claim table
+        (never a join: MySQL would read the ids first, then update).
+        """
+        return self._update_while_claimed(job_id, claim_id, progress=value)
+
+    def record_steps(self, job_id: int, claim_id: int, value: dict[str, Any]) -> bool:
+        """Store a running job's ``steps`` (running/steps.py); fenced by its
+        claim as ``record_progress`` is."""
+        return self._update_while_claimed(job_id, claim_id, steps=value)
+
+    def _update_while_claimed(self, job_id: int, claim_id: int, **values: Any) -> bool:
+        claims = execution_manager(self.model, JobState.CLAIMED, self.db)
+        fence = models.Exists(claims.filter(pk=claim_id, job_id=job_id))
+        return bool(self.filter(fence, pk=job_id).update(**values))
 
     def enqueue_all(self, jobs: list[Job]) -> list[Job]:
         """Insert ``jobs`` and give each its first execution, atomically.
@@ -254,7 +274,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 
 def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
     """Whether every job goes straight to ready at ``now`` (due, no
-    concurrency key, no tags); ``now`` is None when no job has a
+    concurrency key, no tags, no fair group); ``now`` is None when no job has a
     ``run_after``."""
     return all(
         not job.concurrency_key
@@ -262,6 +282,7 @@ def _are_ready_at(jobs: list[Job], now: datetime | None) -> bool:
         and not job.pending_tags
         and not job.pending_parents
         and job.pending_batch is None
+        and job.group_key is None
         and (job.run_after is None or (now is not None and job.run_after <= now))
         for job in jobs
     )
@@ -295,6 +316,26 @@ class Job(models.Model):
     # Runs that ended in robust_queue.Snooze: they count as attempts
     # (worker_ids) but not for the retry policy (retry_attempt).
     snoozes = models.PositiveIntegerField(default=0)
+    # Set by the running task (robust_queue.progress): {"done", "total",
+    # "note", "at"}; kept once the job ends (running/progress.py).
+    progress = models.JSONField(null=True, blank=True)
+    # What the task logged during each attempt, when its job log is on
+    # (robust_queue.job_log): [{"attempt", "worker_id", "text"}, ...], the
+    # last attempts' only (models/attempt_logs.py). Nullable: no rewrite.
+    attempt_logs = models.JSONField(null=True, blank=True)
+    # A task written as steps (robust_queue.steps): {"done": [names],
+    # "step": the unfinished one, "cursor": its last checkpoint, encoded
+    # as arguments are}. Kept across retries and stops, so the next
+    # attempt resumes there (running/steps.py). Nullable: no rewrite.
+    steps = models.JSONField(null=True, blank=True)
+    # Someone waits for the job's end (robust_queue.wait): on PostgreSQL
+    # its finish then NOTIFYs them; no NOTIFY for the others. A database
+    # default: workers of the previous release, still running during a
+    # rolling deploy, insert jobs without this column.
+    awaited = models.BooleanField(default=False, db_default=False)
+    # The job's fair group (robust_queue.fair_group, fair_rounds.py); None:
+    # none. Not written by the enqueue of ungrouped jobs (sql/statements.py).
+    group_key = models.CharField(max_length=100, null=True, blank=True)
 
     # Not a column: the tags enqueue_all() writes for a new job (JobTag).
     pending_tags: tuple[str, ...] = ()
@@ -325,6 +366,7 @@ class Job(models.Model):
             ("pause_queue", "Can pause and resume queues"),
             ("cancel_job", "Can cancel jobs"),
             ("reschedule_job", "Can reschedule jobs"),
+            ("edit_job", "Can edit waiting jobs"),
         ]
 
     def __str__(self) -> str:
@@ -371,8 +413,12 @@ class Job(models.Model):
             return None
 
     def concurrency_limit(self) -> ConcurrencyLimit | None:
-        """The concurrency limit of this job's task, if it has one."""
-        return concurrency.limit_for(self.declared_task())
+        """The concurrency limit of this job's task, if it has one: its
+        own, or its fair group's cap (``fair_groups.py``)."""
+        task = self.declared_task()
+        if self.concurrency_key.startswith(fair_groups.CAP_PREFIX):
+            return fair_groups.cap_limit(task)
+        return concurrency.limit_for(task)
 
     def cancel(self) -> CancelOutcome:
         """Cancel this job: a waiting one ends FAILED with

@@ -9,10 +9,14 @@ without a circle, type hints included.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from ..compat import TaskResultDoesNotExist
 from .job_state import JobState
+from .sql.deadlocks import retry_on_lock_conflict
 
 if TYPE_CHECKING:
     from django.db.models.base import ModelState
@@ -56,6 +60,39 @@ class JobRow(Protocol):
 
 # A function given jobs of one type hands back jobs of that type.
 J = TypeVar("J", bound=JobRow)
+
+
+# A job that moves between reading its state and locking it is read again.
+MAX_TRIES = 5
+_T = TypeVar("_T")
+
+
+def until_settled(once: Callable[[], _T | None], using: str, what: str, gave_up: Exception) -> _T:
+    """What ``once`` (one transaction on a waiting job, retried on a lock
+    conflict) returns; None means the job moved meanwhile and it is tried
+    again, ``MAX_TRIES`` times, then ``gave_up`` is raised."""
+    for _ in range(MAX_TRIES):
+        done = retry_on_lock_conflict(once, using=using, what=what)
+        if done is not None:
+            return done
+        time.sleep(0.05)
+    raise gave_up
+
+
+def state_to_refuse(
+    job: JobRow, current: JobRow | None, allowed: tuple[JobState, ...]
+) -> JobState | None:
+    """The state of ``current`` (``job`` read again) that a transition
+    allowed only in ``allowed`` refuses; None if it may try again (the
+    job is between two states, or back in an allowed one). Raises
+    ``TaskResultDoesNotExist`` if the job is gone."""
+    if current is None:
+        raise TaskResultDoesNotExist(f"Job {job.result_id} no longer exists.")
+    try:
+        state = current.state
+    except LookupError:
+        return None  # Between two states: read it again.
+    return None if state in allowed else state
 
 
 def job_manager(job: JobRow, using: str | None) -> Any:

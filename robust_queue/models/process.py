@@ -43,6 +43,29 @@ class ProcessKind(models.TextChoices):
     SCHEDULER = "scheduler", "Scheduler"
 
 
+class ProcessCommand(models.TextChoices):
+    """What an operator asked a worker (``Process.ask``), then what the
+    worker made of it (``Process.acknowledge``) on its next heartbeat."""
+
+    QUIET = "quiet", "Quiet asked"
+    QUIETED = "quieted", "Quiet"
+    STOP = "stop", "Stop asked"
+    STOPPING = "stopping", "Stopping"
+
+
+# A command asked and the state the process is in once it has acted on it.
+COMMAND_DONE = {
+    ProcessCommand.QUIET: ProcessCommand.QUIETED,
+    ProcessCommand.STOP: ProcessCommand.STOPPING,
+}
+# The commands a process can be asked, and those each one can follow.
+ASKABLE_KINDS = (ProcessKind.WORKER,)
+ASKABLE_AFTER: dict[str, tuple[str | None, ...]] = {
+    ProcessCommand.QUIET: (None,),
+    ProcessCommand.STOP: (None, ProcessCommand.QUIET, ProcessCommand.QUIETED),
+}
+
+
 # Runs one row's step (its description, the step); returns what it did.
 Guard: TypeAlias = "Callable[[str, Callable[[], int]], int]"
 
@@ -128,12 +151,16 @@ class Process(models.Model):
     last_heartbeat_at = models.DateTimeField(default=timezone.now)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set from the admin, read by the process on its heartbeat (a
+    # ``ProcessCommand``); None: carry on.
+    command = models.CharField(max_length=16, null=True, blank=True, choices=ProcessCommand.choices)
 
     objects = ProcessQuerySet.as_manager()
 
     class Meta:
         db_table = "robust_queue_process"
         verbose_name_plural = "processes"
+        permissions = [("command_process", "Can quiet and stop worker processes")]
         indexes = [
             models.Index(fields=["last_heartbeat_at"], name="rq_process_heartbeat"),
         ]
@@ -149,6 +176,40 @@ class Process(models.Model):
     def heartbeat(self) -> bool:
         """Record that this process is alive; False if its row is gone."""
         return bool(self._row().update(last_heartbeat_at=DatabaseNow()))
+
+    def can_be_asked(self, command: str) -> bool:
+        """Whether ``command`` (quiet, stop) may be sent to this process now."""
+        return self.kind in ASKABLE_KINDS and self.command in ASKABLE_AFTER.get(command, ())
+
+    def ask(self, command: str) -> bool:
+        """Ask this worker to quiet (claim no more jobs) or stop (exit as on
+        TERM; its supervisor starts a fresh one); it acts on its next
+        heartbeat. False if its row is gone or the command no longer
+        applies (it was asked to stop already, or is no worker)."""
+        if command not in ASKABLE_AFTER:
+            raise ValueError(f"Unknown process command {command!r}")
+        after = ASKABLE_AFTER[command]
+        current = Q(command__in=[value for value in after if value is not None])
+        if None in after:
+            current |= Q(command__isnull=True)
+        asked = self._row().filter(current, kind__in=ASKABLE_KINDS).update(command=command)
+        if asked:
+            self.command = command
+        return bool(asked)
+
+    def pending_command(self) -> str | None:
+        """The command asked of this process and not acted on yet."""
+        asked = self._row().filter(command__in=list(COMMAND_DONE))
+        return asked.values_list("command", flat=True).first()
+
+    def acknowledge(self, command: str) -> bool:
+        """Record that this process acts on ``command`` (quiet -> quieted,
+        stop -> stopping); False if another command replaced it meanwhile."""
+        done = COMMAND_DONE[ProcessCommand(command)]
+        acted = bool(self._row().filter(command=command).update(command=done))
+        if acted:
+            self.command = done
+        return acted
 
     def deregister(self) -> None:
         """Remove this process's row (its supervisees keep theirs)."""

@@ -10,6 +10,7 @@ from django.db import models
 from .claimed_execution import ClaimedExecution
 from .claims_in_doubt import claiming
 from .execution import Execution, job_field
+from .fair_rounds import rounds_of
 from .job import Job
 from .queue_cap import QueueCap
 from .sql import ClaimedRows, Dialect, Statement, dialect_for
@@ -17,10 +18,20 @@ from .sql import ClaimedRows, Dialect, Statement, dialect_for
 
 class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
     def create_all(self, jobs: Sequence[Job]) -> list[ReadyExecution]:
-        """Make ``jobs`` ready; the caller holds the transaction."""
+        """Make ``jobs`` ready; the caller holds the transaction. A job of
+        a fair group gets its round (``fair_rounds.py``); the others stay
+        in round 0."""
+        grouped = any(job.group_key is not None for job in jobs)
+        rounds = rounds_of(self, jobs) if grouped else {}
         rows = self.bulk_create(
             [
-                ReadyExecution(job=job, queue_name=job.queue_name, priority=job.priority)
+                ReadyExecution(
+                    job=job,
+                    queue_name=job.queue_name,
+                    priority=job.priority,
+                    group_key=job.group_key,
+                    fair_round=rounds.get(id(job), 0),
+                )
                 for job in jobs
             ]
         )
@@ -37,6 +48,7 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         exclude_queues: Iterable[str] = (),
         paused_tasks: Sequence[str] | None = None,
         max_concurrency: int | None = None,
+        resume: bool = False,
     ) -> list[ClaimedExecution]:
         """Claim up to ``limit`` jobs, highest priority first.
 
@@ -45,7 +57,8 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
         of paused tasks stay ready; ``paused_tasks`` is the caller's last
         read of them (None: unknown), checked in the claim's own snapshot.
         ``max_concurrency`` caps ``queue_name``'s claimed jobs over every
-        worker (``QueueCap``).
+        worker (``QueueCap``). ``resume``: start after this connection's
+        last claim (a worker's; ``sql/claim_position.py``).
         """
         if limit <= 0:
             return []
@@ -57,6 +70,8 @@ class ReadyExecutionQuerySet(models.QuerySet["ReadyExecution"]):
                 claimed = self._claim_capped(
                     dialect, limit, queue_name, max_concurrency, queue, process_id, worker_id, stamp
                 )
+            elif resume:
+                claimed = dialect.claim(limit, queue, process_id, worker_id, stamp, resume=True)
             else:
                 claimed = dialect.claim(limit, queue, process_id, worker_id, stamp)
             rows = ClaimedExecution.from_claimed_rows(self.db, claimed, process_id, stamp)
@@ -117,14 +132,25 @@ class ReadyExecution(Execution):
     job = job_field("ready_execution")
     queue_name = models.CharField(max_length=64)
     priority = models.SmallIntegerField(default=0)
+    # The job's fair group and round (fair_rounds.py); a job without a
+    # group has none and round 0. Database defaults: the enqueue's own
+    # INSERTs of ungrouped jobs do not name them.
+    group_key = models.CharField(max_length=100, null=True, blank=True)
+    fair_round = models.BigIntegerField(default=0, db_default=0)
 
     objects = ReadyExecutionQuerySet.as_manager()
 
     class Meta:
         db_table = "robust_queue_ready_execution"
+        # The claim's order (sql/statements.CLAIM_ORDER); the last index,
+        # a group's last round, is made by migration 0031 (partial where
+        # the database has partial indexes).
         indexes = [
-            models.Index(fields=["-priority", "job"], name="rq_ready_poll_all"),
-            models.Index(fields=["queue_name", "-priority", "job"], name="rq_ready_poll_queue"),
+            models.Index(fields=["-priority", "fair_round", "job"], name="rq_ready_poll_all"),
+            models.Index(
+                fields=["queue_name", "-priority", "fair_round", "job"],
+                name="rq_ready_poll_queue",
+            ),
         ]
 
 

@@ -15,6 +15,7 @@ from ..arguments import decode_arguments
 from ..compat import InvalidTask, Task
 from ..exceptions import DeserializationError, UnknownTaskError
 from ..options.registry import resolve_task
+from ..options.slots import Slots
 from .job import Job
 from .recurring_execution import RecurringExecution
 from .sql import dialect_for
@@ -46,6 +47,7 @@ class RecurringTaskQuerySet(models.QuerySet["RecurringTask"]):
         now = timezone.now()
         rows = [RecurringTask.from_definition(d, now) for d in definitions]
         with transaction.atomic(using=self.db):
+            self._replace_runtime_rows([row.key for row in rows])
             if rows:
                 self.bulk_create(
                     rows,
@@ -56,10 +58,27 @@ class RecurringTaskQuerySet(models.QuerySet["RecurringTask"]):
             gone = self.filter(static=True).exclude(key__in=[row.key for row in rows])
             gone.delete()
 
+    def _replace_runtime_rows(self, declared: list[str]) -> None:
+        # A deploy declared a key that a runtime schedule holds: code wins,
+        # and the runtime row goes (its own schedule, arguments, switch).
+        taken = self.filter(static=False, key__in=declared)
+        for key, slots in [(t.key, str(t.slots)) for t in taken]:
+            logger.warning(
+                "Recurring task %s is now declared in code: its runtime schedule "
+                "(%s) is replaced by the declaration",
+                key,
+                slots,
+            )
+        taken.delete()
+
 
 class RecurringTask(models.Model):
     key = models.CharField(max_length=255, unique=True)
-    schedule = models.CharField(max_length=255)
+    # A cron string, or "" when ``interval`` is set (runtime rows only).
+    schedule = models.CharField(max_length=255, blank=True)
+    interval = models.DurationField(null=True, blank=True)
+    # The IANA zone the cron string is read in; "" for the project's.
+    time_zone = models.CharField(max_length=64, blank=True, default="", db_default="")
     task_path = models.CharField(max_length=255)
     backend_alias = models.CharField(max_length=64, default="default")
     arguments = models.JSONField(default=dict, blank=True)
@@ -79,7 +98,12 @@ class RecurringTask(models.Model):
         permissions = [("toggle_recurringtask", "Can enable and disable recurring tasks")]
 
     def __str__(self) -> str:
-        return f"{self.key} ({self.schedule})"
+        return f"{self.key} ({self.slots})"
+
+    @property
+    def slots(self) -> Slots:
+        """When this task runs, read from the loaded fields."""
+        return Slots(cron=self.schedule, every=self.interval, time_zone=self.time_zone)
 
     @classmethod
     def from_definition(cls, definition: RecurringDefinition, now: datetime) -> RecurringTask:

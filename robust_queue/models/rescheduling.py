@@ -7,47 +7,42 @@ execution tables are reached through it.
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
-from ..compat import TaskResultDoesNotExist
 from ..exceptions import NotReschedulableError
 from .clock import database_now
-from .job_row import JobRow, job_manager
+from .job_row import JobRow, job_manager, state_to_refuse, until_settled
 from .job_state import JobState, execution_manager
 from .locking import delete_by_pk, lock_by_pk
-from .sql.deadlocks import retry_on_lock_conflict
 from .statistics import record_jobs
 
-# A job that moves between reading its state and locking it is read again.
-MAX_TRIES = 5
 RESCHEDULABLE = (JobState.SCHEDULED, JobState.FAILED)
 
 When = datetime | timedelta
 
 
-def checked_time(at: object) -> When:
+def checked_time(at: object, what: str = "reschedule()") -> When:
     """``at`` if it can be a due time; ``TypeError`` or ``ValueError``
-    naming the problem otherwise."""
+    naming the problem (and ``what`` was given it) otherwise."""
     if isinstance(at, datetime):
         if timezone.is_naive(at):
             raise ValueError(
-                f"reschedule() needs an aware datetime, not the naive {at!r}: "
+                f"{what} needs an aware datetime, not the naive {at!r}: "
                 "give it a tzinfo (e.g. django.utils.timezone.make_aware)."
             )
         return at
     if isinstance(at, timedelta):
         if at < timedelta(0):
-            raise ValueError(f"reschedule() takes a timedelta >= 0 from now, not {at!r}.")
+            raise ValueError(f"{what} takes a timedelta >= 0 from now, not {at!r}.")
         try:
             timezone.now() + at
         except OverflowError as exc:
-            raise ValueError(f"reschedule(): {at!r} from now is past year 9999.") from exc
+            raise ValueError(f"{what}: {at!r} from now is past year 9999.") from exc
         return at
-    raise TypeError(f"reschedule() takes an aware datetime or a timedelta, not {at!r}.")
+    raise TypeError(f"{what} takes an aware datetime or a timedelta, not {at!r}.")
 
 
 def reschedule_job(job: JobRow, at: When) -> datetime:
@@ -55,19 +50,15 @@ def reschedule_job(job: JobRow, at: When) -> datetime:
     ``rescheduling.reschedule``). ``Job.reschedule()`` calls this."""
     checked_time(at)
     using = job._state.db or "default"
-    for _ in range(MAX_TRIES):
-        moved = retry_on_lock_conflict(
-            lambda: _reschedule_once(job, at, using), using=using, what="Reschedule"
-        )
-        if moved is not None:
-            state, run_after = moved
-            if state == JobState.FAILED:
-                record_jobs([(job.queue_name, job.task_path)], using=using, column="retried")
-            return run_after
-        time.sleep(0.05)
-    raise NotReschedulableError(
+    gave_up = NotReschedulableError(
         f"Job {job.result_id} kept changing state; try rescheduling it again."
     )
+    state, run_after = until_settled(
+        lambda: _reschedule_once(job, at, using), using, "Reschedule", gave_up
+    )
+    if state == JobState.FAILED:
+        record_jobs([(job.queue_name, job.task_path)], using=using, column="retried")
+    return run_after
 
 
 def _reschedule_once(job: JobRow, at: When, using: str) -> tuple[JobState, datetime] | None:
@@ -95,13 +86,8 @@ def _reschedule_once(job: JobRow, at: When, using: str) -> tuple[JobState, datet
 def _refuse(job: JobRow, current: JobRow | None) -> None:
     """Raise why ``current`` cannot be rescheduled, unless it is in a
     reschedulable state again (it moved meanwhile: try again)."""
-    if current is None:
-        raise TaskResultDoesNotExist(f"Job {job.result_id} no longer exists.")
-    try:
-        state = current.state
-    except LookupError:
-        return  # Between two states: read it again.
-    if state in RESCHEDULABLE:
+    state = state_to_refuse(job, current, RESCHEDULABLE)
+    if state is None:
         return
     why = {
         JobState.CLAIMED: "is running",

@@ -5,6 +5,9 @@ hold Robust Queue's migrations; this host's supervisor must be alive (its
 pidfile's process, or a supervisor row of this host with a fresh
 heartbeat); this host's processes must heartbeat; no queue with ready jobs
 may lack a live worker whose selector covers it (paused queues excepted).
+The database server's upkeep is reported (``table_health.py``): dead rows
+in the queue tables and the oldest open transaction, a warning above the
+settings and a failure above the command's thresholds.
 Thresholds add checks: the oldest ready job of a queue no older than
 ``max_latency``, and, with ``require_workers``, a live worker for every
 named queue (or at all). Stale processes of other hosts are reported but
@@ -26,7 +29,7 @@ from ..models import Pause, Process, ProcessKind, Queue, ReadyExecution
 from ..processes import unresponsive
 from ..processes.config import SupervisorConfig
 from ..processes.pidfile import Pidfile, pid_alive
-from . import worker_queues
+from . import table_health, worker_queues
 from .startup import format_message, unapplied_migrations
 
 
@@ -45,6 +48,9 @@ class Thresholds:
     # A host that only enqueues runs no supervisor.
     check_supervisor: bool = True
     fail_on_unused_queues: bool = False
+    # The server's upkeep (table_health.py): fail above these.
+    max_dead_tuple_ratio: float | None = None
+    max_transaction_age: float | None = None
 
 
 @dataclass(slots=True)
@@ -52,6 +58,8 @@ class Report:
     checks: list[Check] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unused_worker_queues: list[str] = field(default_factory=list)
+    # What table_health read: dead rows, the oldest transaction, purge lag.
+    table_health: dict[str, Any] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
@@ -66,6 +74,7 @@ class Report:
             "checks": [asdict(check) for check in self.checks],
             "warnings": list(self.warnings),
             "unused_worker_queues": list(self.unused_worker_queues),
+            "table_health": dict(self.table_health),
         }
 
 
@@ -80,6 +89,7 @@ def check(config: SupervisorConfig, thresholds: Thresholds) -> Report:
     _heartbeats(report, using, config.alive_threshold)
     _children(report, config, live)
     _queues(report, using, live, thresholds)
+    _table_health(report, using, thresholds)
     _unused_queues(report, config, live, thresholds.fail_on_unused_queues)
     return report
 
@@ -254,6 +264,16 @@ def _latency(report: Report, using: str, names: list[str], limit: float) -> None
         )
     else:
         report.add("latency", True, f"no queue waits longer than {limit:g}s")
+
+
+def _table_health(report: Report, using: str, thresholds: Thresholds) -> None:
+    upkeep = table_health.check(
+        using, thresholds.max_dead_tuple_ratio, thresholds.max_transaction_age
+    )
+    for name, ok, detail in upkeep.checks:
+        report.add(name, ok, detail)
+    report.warnings += upkeep.warnings
+    report.table_health = upkeep.data
 
 
 def _unused_queues(

@@ -94,11 +94,12 @@ def queue_rows(using: str) -> list[QueueRow]:
 
 def live_workers(using: str, now: datetime) -> list[Worker]:
     """Workers whose heartbeat is younger than the alive threshold at
-    ``now`` (the database's clock)."""
+    ``now`` (the database's clock) and that claim: one asked to quiet or
+    stop from the admin (``Process.command``) serves no queue any more."""
     since = now - conf.alive_threshold()
     rows = (
         Process.objects.using(using)
-        .filter(kind=ProcessKind.WORKER, last_heartbeat_at__gte=since)
+        .filter(kind=ProcessKind.WORKER, last_heartbeat_at__gte=since, command__isnull=True)
         .annotate(busy=Count("claimed_executions"))
     )
     return [_worker(row.metadata, getattr(row, "busy", 0)) for row in rows]
@@ -141,7 +142,7 @@ def _row(
 def latency(ready: QuerySet[ReadyExecution], now: datetime) -> timedelta:
     """Age at ``now`` of the oldest of the next ``LATENCY_SAMPLE`` jobs
     (claim order, through the queue's poll index); zero if none wait."""
-    next_jobs = ready.order_by("-priority", "job_id")[:LATENCY_SAMPLE]
+    next_jobs = ready.order_by("-priority", "fair_round", "job_id")[:LATENCY_SAMPLE]
     oldest = next_jobs.aggregate(oldest=Min("created_at"))["oldest"]
     return max(now - oldest, timedelta(0)) if oldest else timedelta(0)
 

@@ -3,7 +3,8 @@
 Beyond the system checks (``checks.py``), these need the final
 configuration (``--queues`` included) and the queue's database: the
 configuration is valid, the queue's migrations are applied, every worker
-queue is one that some task uses, and every queue with ready jobs is polled.
+queue is one that some task uses, every queue with ready jobs is polled, and
+no queued job or recurring task names a path that no task declares.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from django.db.migrations.executor import MigrationExecutor
 from .. import conf
 from ..checks import check_settings
 from ..compat import task_backends
-from ..models import Pause, ReadyExecution, ScheduledExecution
+from ..models import Job, Pause, ReadyExecution, ScheduledExecution
 from ..options import discovery, recurrence
 from ..processes.config import SupervisorConfig
 from ..processes.launch import problems
 from ..processes.selector import plan_for
+from .stranded import stranded_jobs, stranded_recurring
 
 APP_LABEL = "robust_queue"
 
@@ -46,6 +48,7 @@ def check(config: SupervisorConfig) -> list[checks.CheckMessage]:
         return [
             *unused_worker_queues(config.database, configured),
             *_unpolled_queues(config),
+            *stranded_warnings(config.database),
         ]
     except DatabaseError as exc:
         return [_unreachable(config.database, exc)]
@@ -99,15 +102,28 @@ def unused_worker_queues(using: str, selectors: Iterable[str]) -> list[checks.Ch
                 _did_you_mean(selector, known)
                 + f"Queues in use: {', '.join(sorted(known)) or 'none found'} (from the "
                 "tasks of each app's tasks module and ROBUST_QUEUE['task_modules'], "
-                "TASKS[...]['QUEUES'], recurring tasks and waiting jobs). Check the "
+                "TASKS[...]['QUEUES'], recurring tasks and stored jobs). Check the "
                 "spelling, or list the module that holds the task in task_modules."
             ),
             obj=selector,
             id="robust_queue.W020",
         )
         for selector in sorted(set(selectors) - {"*"})
-        if not _matches(selector, known)
+        if not _matches(selector, known) and not _has_jobs(using, selector)
     ]
+
+
+def _has_jobs(using: str, selector: str) -> bool:
+    """Whether the job table holds a job of a queue ``selector`` matches,
+    in any state: a queue chosen with ``.using(queue_name=...)`` is in use
+    while its jobs run and after. Asked only of a selector that matched
+    nothing else; one index read (``rq_job_queue_finished``)."""
+    jobs = Job.objects.using(using).order_by("queue_name")
+    if not selector.endswith("*"):
+        return jobs.filter(queue_name=selector).exists()
+    prefix = selector[:-1]
+    first = jobs.filter(queue_name__gte=prefix).values_list("queue_name", flat=True)[:1]
+    return any(name.startswith(prefix) for name in first)
 
 
 def _unpolled_queues(config: SupervisorConfig) -> list[checks.CheckMessage]:
@@ -127,6 +143,32 @@ def _unpolled_queues(config: SupervisorConfig) -> list[checks.CheckMessage]:
         )
         for name in ready
         if name not in paused and not _matches_any(selectors, name)
+    ]
+
+
+def stranded_warnings(using: str) -> list[checks.CheckMessage]:
+    """Warning W027 when queued jobs or recurring tasks name a task path
+    that no task declares (a renamed or moved task), with counts per path."""
+    jobs = stranded_jobs(using)
+    recurring = stranded_recurring(using)
+    if not jobs and not recurring:
+        return []
+    lines = [
+        f"{p.task_path!r}: {p.jobs} job(s)" + (f" ({p.running} running)" if p.running else "")
+        for p in jobs
+    ]
+    lines += [f"{path!r}: recurring task(s) {', '.join(keys)}" for path, keys in recurring.items()]
+    return [
+        checks.Warning(
+            "Queued jobs or recurring tasks name a task path that no task declares; "
+            "workers fail them with UnknownTaskError: " + "; ".join(lines) + ".",
+            hint=(
+                "A renamed or moved task keeps running its jobs when it declares its old "
+                "path: @aliases('old.module.name') over @task. Or move the waiting jobs "
+                "to a task from the admin's stranded jobs page."
+            ),
+            id="robust_queue.W027",
+        )
     ]
 
 

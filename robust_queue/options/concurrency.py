@@ -53,10 +53,13 @@ class ConcurrencyLimit:
             errors.append(f"'duration' must be a positive timedelta, not {self.duration!r}.")
         if self.group is not None and not isinstance(self.group, str):
             errors.append(f"'group' must be a string, not {self.group!r}.")
-        elif isinstance(self.group, str) and self.group.startswith(("rate:", "dep:")):
+        elif isinstance(self.group, str) and self.group.startswith(("rate:", "dep:", "fair:")):
             # Those keys are the waiting lines of rate limits and of jobs
-            # waiting for others (rate_limits.py, models/job_dependency.py).
-            errors.append(f"'group' must not start with 'rate:' or 'dep:', not {self.group!r}.")
+            # waiting for others (rate_limits.py, models/job_dependency.py)
+            # and the caps of fair groups (fair_groups.py).
+            errors.append(
+                f"'group' must not start with 'rate:', 'dep:' or 'fair:', not {self.group!r}."
+            )
         return errors
 
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from crontab import CronTab
@@ -50,40 +50,49 @@ class RecurringDefinition:
 
     def validate(self) -> list[str]:
         where = f"Recurring task {self.key!r}"
-        errors = []
-        if not self.key or not isinstance(self.key, str) or len(self.key) > KEY_MAX_LENGTH:
-            errors.append(f"{where}: the key must be a string of 1 to 255 characters.")
-        error = schedule_error(self.schedule)
-        if error:
-            errors.append(f"{where}: {error}")
-        # "" is the task's own queue; any other must be one a task can use.
-        if self.queue_name != "" and (error := queue_name_error(self.queue_name)):
-            errors.append(f"{where}: {error}")
-        if self.priority is not None and (
-            isinstance(self.priority, bool)
-            or not isinstance(self.priority, int)
-            or not TASK_MIN_PRIORITY <= self.priority <= TASK_MAX_PRIORITY
-        ):
-            errors.append(
-                f"{where}: priority must be an integer from {TASK_MIN_PRIORITY} "
-                f"to {TASK_MAX_PRIORITY}, not {self.priority!r}."
-            )
-        return errors
+        errors = [key_error(self.key), schedule_error(self.schedule)]
+        errors += option_errors(self.queue_name, self.priority)
+        return [f"{where}: {error}" for error in errors if error]
 
 
-def next_time(schedule: str, after: datetime) -> datetime:
+def key_error(key: object) -> str | None:
+    """Why ``key`` cannot name a recurring task, or None."""
+    if not key or not isinstance(key, str) or len(key) > KEY_MAX_LENGTH:
+        return "the key must be a string of 1 to 255 characters."
+    return None
+
+
+def option_errors(queue_name: object, priority: object) -> list[str]:
+    """What is wrong with a recurring task's queue and priority."""
+    errors = []
+    # "" is the task's own queue; any other must be one a task can use.
+    if queue_name != "" and (error := queue_name_error(queue_name)):
+        errors.append(error)
+    if priority is not None and (
+        isinstance(priority, bool)
+        or not isinstance(priority, int)
+        or not TASK_MIN_PRIORITY <= priority <= TASK_MAX_PRIORITY
+    ):
+        errors.append(
+            f"priority must be an integer from {TASK_MIN_PRIORITY} "
+            f"to {TASK_MAX_PRIORITY}, not {priority!r}."
+        )
+    return errors
+
+
+def next_time(schedule: str, after: datetime, zone: tzinfo | None = None) -> datetime:
     """The first slot of ``schedule`` strictly after ``after``, read in
-    the project's time zone."""
+    ``zone`` (the project's time zone if None)."""
     value = CronTab(schedule).next(
-        now=timezone.localtime(after), delta=False, return_datetime=True, default_utc=False
+        now=timezone.localtime(after, zone), delta=False, return_datetime=True, default_utc=False
     )
     return value  # type: ignore[no-any-return]
 
 
-def previous_time(schedule: str, before: datetime) -> datetime:
+def previous_time(schedule: str, before: datetime, zone: tzinfo | None = None) -> datetime:
     """The last slot of ``schedule`` strictly before ``before``."""
     value = CronTab(schedule).previous(
-        now=timezone.localtime(before), delta=False, return_datetime=True, default_utc=False
+        now=timezone.localtime(before, zone), delta=False, return_datetime=True, default_utc=False
     )
     return value  # type: ignore[no-any-return]
 
@@ -187,6 +196,20 @@ def validate_recurring() -> list[str]:
     return errors
 
 
+def declared_keys() -> set[str]:
+    """Keys declared in code: by ``@recurring`` (after discovery) and in
+    ``ROBUST_QUEUE["recurring_tasks"]``."""
+    discover()
+    entries = conf.get(conf.RECURRING_TASKS) or {}
+    return {*_DECLARED, *(entries if isinstance(entries, Mapping) else ())}
+
+
+def task_for_path(task_path: str) -> Task[..., Any]:
+    """The declared task of ``task_path``, bound to the alias it was
+    declared with; raises ``UnknownTaskError`` as ``resolve_task`` does."""
+    return resolve_task(task_path, _alias_of(task_path))
+
+
 def definitions() -> list[RecurringDefinition]:
     """All valid definitions; raises ``ConfigurationError`` otherwise."""
     errors = validate_recurring()
@@ -203,7 +226,7 @@ def _from_entry(key: str, entry: object) -> RecurringDefinition:
     if unknown:
         raise ConfigurationError(f"{where} has unknown fields: {', '.join(sorted(unknown))}.")
     try:
-        task = resolve_task(str(entry.get("task")), _alias_of(entry.get("task")))
+        task = task_for_path(str(entry.get("task")))
     except UnknownTaskError as exc:
         raise ConfigurationError(f"{where}: {exc}") from exc
     return _definition(

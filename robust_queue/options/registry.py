@@ -24,6 +24,8 @@ from django.utils.module_loading import autodiscover_modules
 from .. import conf
 from ..compat import InvalidTask, Task
 from ..exceptions import UnknownTaskError
+from .registry_aliases import AliasTable
+from .registry_imports import warn_if_unimported
 from .task import USING_FIELDS
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,8 @@ _FIX = (
 
 # module_path -> the Task as declared (not a .using() copy).
 _DECLARED: dict[str, Task[..., Any]] = {}
+# alias (an old path) -> the module_path of the task that declares it.
+_ALIASES = AliasTable()
 _discovery = threading.RLock()
 _discovered_for: tuple[str, ...] | None = None
 
@@ -62,19 +66,36 @@ def register(task: Task[..., Any]) -> None:
     if current is task:
         return  # Every enqueue of a declared task validates it again.
     if current is None or _declaration(current) != _declaration(task):
+        # Its aliases first: a clash leaves the registry as it was.
+        _ALIASES.claim(task, _DECLARED)
         _DECLARED[task.module_path] = task
 
 
 def declared(task_path: str) -> Task[..., Any] | None:
-    """The task registered under ``task_path``, if any (no rules applied)."""
+    """The task registered under ``task_path`` or declaring it as an alias,
+    if any (no rules applied)."""
     _ensure_discovered()
-    return _DECLARED.get(task_path)
+    return _lookup(task_path)
 
 
 def declared_tasks() -> list[Task[..., Any]]:
     """Every declared task, by path (after discovery)."""
     _ensure_discovered()
     return [task for _, task in sorted(_DECLARED.items())]
+
+
+def declared_aliases() -> list[tuple[str, str]]:
+    """(alias, task path) of every alias a declared task runs, by alias
+    (after discovery)."""
+    _ensure_discovered()
+    return _ALIASES.items()
+
+
+def known_paths() -> set[str]:
+    """Every path a job row may name and run: declared tasks' own paths
+    and their aliases (after discovery)."""
+    _ensure_discovered()
+    return {*_DECLARED, *(alias for alias, _ in _ALIASES.items())}
 
 
 def autodiscover() -> None:
@@ -106,6 +127,8 @@ def resolve_task(task_path: str, backend_alias: str) -> Task[..., Any]:
     """
     _ensure_discovered()
     task = _DECLARED.get(task_path) if isinstance(task_path, str) else None
+    if task is None and isinstance(task_path, str):
+        task = _lookup(task_path)  # an alias (an old path) of a declared task
     if task is None:
         raise UnknownTaskError(
             f"Task path {task_path!r} names no task declared with @task for a "
@@ -153,6 +176,8 @@ def check_enqueue(task: Task[..., Any]) -> None:
         _check_module(task)
     except UnknownTaskError as exc:
         raise InvalidTask(str(exc)) from exc
+    # Allowed, but maybe never imported by a worker: a warning, once.
+    warn_if_unimported(task.func.__module__)
 
 
 def is_allowed_module(module_name: str) -> bool:
@@ -161,6 +186,15 @@ def is_allowed_module(module_name: str) -> bool:
     modules: tuple[str, ...] = conf.get(conf.TASK_MODULES)
     roots = [config.name for config in apps.get_app_configs()] + list(modules)
     return any(module_name == root or module_name.startswith(root + ".") for root in roots)
+
+
+def _lookup(task_path: str) -> Task[..., Any] | None:
+    # A declared path, else an alias of one.
+    task = _DECLARED.get(task_path)
+    if task is None:
+        owner = _ALIASES.owner(task_path)
+        task = _DECLARED.get(owner) if owner is not None else None
+    return task
 
 
 def _declaration(task: Task[..., Any]) -> list[Any]:

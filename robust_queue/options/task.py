@@ -14,8 +14,12 @@ Likewise ``@task(unique=True)`` or ``@task(unique={"within": ...})`` is
 ``@unique(...)`` (see ``uniqueness.py``), ``@task(time_limit=30)`` is
 ``@time_limit(30)`` (``time_limits.py``), ``@task(tags=[...])`` is
 ``@tags(...)`` (``tagging.py``), ``@task(retain={...})`` is
-``@retain(...)`` (``task_retention.py``), and ``@task(rate_limit={...})``
-is ``@rate_limit(...)`` (``rate_limits.py``).
+``@retain(...)`` (``task_retention.py``), ``@task(rate_limit={...})``
+is ``@rate_limit(...)`` (``rate_limits.py``),
+``@task(aliases=[...])`` is ``@aliases(...)`` (``aliases.py``),
+``@task(job_log=True)`` is ``@job_log()`` (``job_logs.py``), and
+``@task(encrypted=True)`` is ``@encrypted`` (``encryption.py``), and
+``@task(fair_group=...)`` is ``@fair_group(...)`` (``fair_groups.py``).
 
 Each option is an ``Option`` (``option.py``), listed in ``OPTIONS``: it
 builds the decorator, turns the keyword into the option's value in
@@ -34,7 +38,11 @@ from django.utils.module_loading import import_string
 
 from ..compat import Task
 from ..exceptions import ConfigurationError
+from .aliases import ALIASES
 from .concurrency import LIMITS_CONCURRENCY, ConcurrencyLimit
+from .encryption import ENCRYPTED, Encryption
+from .fair_groups import FAIR_GROUP, FairGroup, declaration_problems
+from .job_logs import JOB_LOG, JobLog
 from .option import Option
 from .rate_limits import RATE_LIMIT, Rate
 from .retries import RETRY, RetryPolicy
@@ -52,6 +60,10 @@ OPTIONS: tuple[Option[..., Any], ...] = (
     RETAIN,
     TAGS,
     TIME_LIMIT,
+    ALIASES,
+    JOB_LOG,
+    ENCRYPTED,
+    FAIR_GROUP,
 )
 
 # What Task.using() may change; everything else comes from the declaration.
@@ -79,6 +91,14 @@ class RobustQueueTask(_TaskBase):
     retain: TaskRetention | Mapping[str, Any] | None = None
     # A dict of rate_limit() options or (once built) a Rate.
     rate_limit: Rate | Mapping[str, Any] | None = None
+    # The import paths the task was known by (aliases.py), sorted and distinct.
+    aliases: Sequence[str] | None = None
+    # True, False or a dict of job_log() options; once built a JobLog.
+    job_log: JobLog | Mapping[str, Any] | bool | None = None
+    # True or a dict of encrypted() options; (once built) an Encryption.
+    encrypted: Encryption | Mapping[str, Any] | bool | None = None
+    # A group name or a dict of fair_group() options; once built a FairGroup.
+    fair_group: FairGroup | Mapping[str, Any] | str | None = None
 
     def __post_init__(self) -> None:
         # Each option's declaration (a dict, True, seconds, ...) becomes
@@ -86,6 +106,9 @@ class RobustQueueTask(_TaskBase):
         for option in OPTIONS:
             value = option.declared(getattr(self, option.name))
             object.__setattr__(self, option.name, value)
+        problems = declaration_problems(self)
+        if problems:
+            raise ConfigurationError(f"Task {self.module_path}: {problems[0]}")
         # After the options: the backend registers the task as it is.
         # Explicit base call: zero-argument super() breaks in slotted
         # dataclasses on Python 3.11.

@@ -36,6 +36,9 @@ class Runnable:
     # The supervisor beats from its own loop: it must stay thread-free to
     # fork safely.
     heartbeat_in_thread = True
+    # Whether its heartbeat reads the commands operators leave on its row
+    # (``obey``): workers only.
+    takes_commands = False
 
     def __init__(
         self,
@@ -157,7 +160,12 @@ class Runnable:
         self.process = process
         if self.on_registered is not None:
             self.on_registered(self.process)
-        self.heartbeat = Heartbeat(self.process, self.heartbeat_interval, self.lost_registration)
+        self.heartbeat = Heartbeat(
+            self.process,
+            self.heartbeat_interval,
+            self.lost_registration,
+            on_command=self.obey if self.takes_commands else None,
+        )
         if self.heartbeat_in_thread:
             self.heartbeat.start()
         self.boot()
@@ -168,6 +176,10 @@ class Runnable:
     def lost_registration(self) -> None:
         """Our row was pruned: stop (the supervisor starts a new one)."""
         self.stop()
+
+    def obey(self, command: str) -> None:
+        """Act on a command an operator left on our row (quiet, stop);
+        called from the heartbeat's thread."""
 
     def _register(self) -> Process | None:
         """Register, waiting for the database if it is down; None if told

@@ -77,9 +77,17 @@ class SchedulerConfig:
     polling_interval: float = 60.0
     # Enqueue the last slot missed while no scheduler ran (off: no back-fill).
     catch_up: bool = False
+    # Start even with no recurring task yet, for schedules added at runtime
+    # (else the supervisor starts a scheduler only when there is one).
+    always_start: bool = False
 
     def validate(self) -> list[str]:
-        return _positive(self, "polling_interval")
+        errors = _positive(self, "polling_interval")
+        if not isinstance(self.always_start, bool):
+            errors.append(
+                f"SchedulerConfig.always_start must be True or False, not {self.always_start!r}"
+            )
+        return errors
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -79,14 +79,25 @@ class Heartbeat:
     ``RETRY`` seconds until the database is back. When the row is gone (the
     process was pruned), ``on_lost`` is called once. Other threads report
     their database errors through ``failed()`` too (``OutageReport``).
+
+    With ``on_command``, each beat also reads the command an operator left
+    on the row (quiet, stop: ``Process.ask``) and hands it over until the
+    process acknowledges it.
     """
 
     RETRY = 1.0
 
-    def __init__(self, process: Process, interval: float, on_lost: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        process: Process,
+        interval: float,
+        on_lost: Callable[[], None],
+        on_command: Callable[[str], None] | None = None,
+    ) -> None:
         self.process = process
         self.interval = interval
         self.on_lost = on_lost
+        self.on_command = on_command
         # Shared by every thread of the process that uses the database.
         self.report = OutageReport(process.name)
         self._next_at = time.monotonic() + interval
@@ -124,8 +135,14 @@ class Heartbeat:
             self._lost()
 
     def beat(self) -> bool:
-        """Record one heartbeat; False if the row is gone."""
-        return self.process.heartbeat()
+        """Record one heartbeat; False if the row is gone. Then read the
+        command asked of the process, if it takes any."""
+        alive = self.process.heartbeat()
+        if alive and self.on_command is not None:
+            command = self.process.pending_command()
+            if command is not None:
+                self.on_command(command)
+        return alive
 
     def _beat_safely(self) -> bool | None:
         """Beat; None if the database did not answer."""

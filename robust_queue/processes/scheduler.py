@@ -35,8 +35,6 @@ logger = logging.getLogger(__name__)
 _DEFAULTS = SchedulerConfig()
 # How often the dedup rows past their retention are cleared.
 CLEAR_EVERY = timedelta(hours=1)
-# Slots skipped at most when a scheduler wakes up late (no back-fill).
-MAX_SKIPPED_SLOTS = 100_000
 
 
 @dataclass(slots=True)
@@ -95,9 +93,9 @@ class Scheduler:
         self._reload(now)
         for planned in self._next.values():
             if planned.run_at <= now:
-                slot = _latest_slot(planned.task.schedule, planned.run_at, now)
+                slot = planned.task.slots.latest(planned.run_at, now)
                 self._enqueue(planned.task, slot)
-                planned.run_at = recurrence.next_time(planned.task.schedule, slot)
+                planned.run_at = planned.task.slots.next_after(slot)
         self._clear_old_slots(now)
         soonest = min((p.run_at for p in self._next.values()), default=None)
         wait = self.polling_interval
@@ -107,24 +105,29 @@ class Scheduler:
         return max(wait, 0.0)
 
     def _reload(self, now: datetime) -> None:
-        # Rows may change under us (another scheduler's sync, the admin):
-        # keep the plan of unchanged tasks, plan new ones from now. A task
-        # an operator disabled drops out; enabled again, it starts afresh.
+        # Rows may change under us (another scheduler's sync, the admin,
+        # the schedules API): one query a tick keeps the plan of unchanged
+        # tasks and plans new or rescheduled ones from now. A task an
+        # operator disabled or removed drops out; back, it starts afresh.
         enabled = RecurringTask.objects.using(self.using).filter(enabled=True)
         tasks = {t.key: t for t in enabled}
         tasks = {key: t for key, t in tasks.items() if not self._is_disabled(t)}
         planned = {}
         for key, task in tasks.items():
             current = self._next.get(key)
-            if current is not None and current.task.schedule == task.schedule:
+            if current is not None and current.task.slots == task.slots:
                 planned[key] = _Next(task, current.run_at)
-            else:
-                planned[key] = _Next(task, recurrence.next_time(task.schedule, now))
+                continue
+            try:
+                planned[key] = _Next(task, task.slots.next_after(now))
+            except (ValueError, LookupError) as exc:
+                # A row written past validation (by hand, by newer code).
+                self._disable(task, exc, "its row's schedule is fixed")
         self._next = planned
 
     def _catch_up(self, now: datetime) -> None:
         for planned in self._next.values():
-            missed = recurrence.previous_time(planned.task.schedule, now)
+            missed = planned.task.slots.previous_before(now)
             if missed >= now - self.dedup_retention:
                 self._enqueue(planned.task, missed)
 
@@ -199,15 +202,11 @@ class SchedulerProcess(Runnable):
 
 def _fingerprint(task: RecurringTask) -> tuple[Any, ...]:
     """What a disabled row must change for this scheduler to try it again."""
-    return (task.task_path, task.backend_alias, task.arguments, task.queue_name, task.priority)
-
-
-def _latest_slot(schedule: str, first: datetime, now: datetime) -> datetime:
-    """The last slot at or before ``now``, starting from ``first``."""
-    slot = first
-    for _ in range(MAX_SKIPPED_SLOTS):
-        following = recurrence.next_time(schedule, slot)
-        if following > now:
-            break
-        slot = following
-    return slot
+    return (
+        task.task_path,
+        task.backend_alias,
+        task.arguments,
+        task.queue_name,
+        task.priority,
+        task.slots,
+    )

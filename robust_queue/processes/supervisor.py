@@ -133,8 +133,9 @@ class Supervisor(Runnable):
             build = partial(Worker, worker, shutdown_timeout=self.config.shutdown_timeout)
             roles += [Role("worker", build)] * worker.processes
         roles += [Role("dispatcher", partial(Dispatcher, d)) for d in self.config.dispatchers]
-        if self.config.scheduler is not None and self._has_recurring_tasks():
-            roles.append(Role("scheduler", partial(SchedulerProcess, self.config.scheduler)))
+        scheduler = self.config.scheduler
+        if scheduler is not None and (scheduler.always_start or self._has_recurring_tasks()):
+            roles.append(Role("scheduler", partial(SchedulerProcess, scheduler)))
         return roles
 
     def _has_recurring_tasks(self) -> bool:

@@ -11,16 +11,24 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from ..models import ClaimedExecution, NextClaim, ReadyExecution, claims_in_doubt, statistics
+from ..models import (
+    ClaimedExecution,
+    NextClaim,
+    ProcessCommand,
+    ReadyExecution,
+    claims_in_doubt,
+    statistics,
+)
 from ..models.error_record import error_record
 from ..models.sql import dialect_for
 from ..models.sql.deadlocks import retry_on_lock_conflict
+from ..running import steps
 from ..running.finalizing import record_failure
 from .backoff import IdleBackoff
 from .base import Runnable
 from .config import WorkerConfig
 from .finalize_retrier import FinalizeRetrier
-from .listener import Listener
+from .listener import Listener, start_listener
 from .memory import rss_mib
 from .outage import FailureGate
 from .pool import Pool
@@ -30,9 +38,15 @@ from .watchdog import Watch, Watchdog
 
 logger = logging.getLogger(__name__)
 
+# How often a quiet worker's loop looks around (statistics, claims in doubt).
+QUIET_PAUSE = 1.0
+# Why a worker stopped from the admin ended (its supervisor replaces it).
+STOPPED_FROM_ADMIN = "asked to stop from the admin"
+
 
 class Worker(Runnable):
     kind = "worker"
+    takes_commands = True
 
     def __init__(self, config: WorkerConfig, *, shutdown_timeout: float, **kwargs: Any) -> None:
         self.config = config
@@ -56,6 +70,8 @@ class Worker(Runnable):
         self._statistics_failures = FailureGate(None, "Statistics flush")
         # The last claim plan, for threads that claim for themselves.
         self._plan: Plan | None = None
+        # Quieted from the admin: claims nothing more, stays alive.
+        self.quiet = False
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -92,10 +108,9 @@ class Worker(Runnable):
             defer=self.retrier.defer,
         )
         if self.config.listen and Listener.is_supported(self.using):
-            self.listener = Listener(
-                self.using, self._notified, report_failure=self.heartbeat.failed
+            self.listener = start_listener(
+                self.using, self.name, self._notified, self.heartbeat.failed
             )
-            self.listener.start()
         limit = self.config.max_memory
         if limit is not None and (rss := rss_mib()) > limit:
             logger.warning(
@@ -118,6 +133,10 @@ class Worker(Runnable):
             self._flush_statistics(statistics.recorder.flush_if_due)
             # A thread that frees up wakes us.
             return self.config.polling_interval
+        if self.quiet:
+            self._plan = None
+            self._flush_statistics(statistics.recorder.flush_if_due)
+            return max(self.config.polling_interval, QUIET_PAUSE)
         idle = self.pool.idle
         if idle == 0 or self._finalizes_full():
             # Busy threads claim their next jobs themselves (_next_claim):
@@ -184,12 +203,18 @@ class Worker(Runnable):
             return None
         assert self.process is not None
         return NextClaim(
-            queue_name, excluded, self.selector.paused_tasks, self.process.pk, self.name
+            queue_name,
+            excluded,
+            self.selector.paused_tasks,
+            self.process.pk,
+            self.name,
+            resume=True,
         )
 
     def _keeps_claiming(self) -> bool:
         return (
             not self.stopping
+            and not self.quiet
             and self.recycled is None
             and self.retirement.reason is None
             and not self._finalizes_full()
@@ -224,7 +249,10 @@ class Worker(Runnable):
         return self.recycled is not None
 
     def _recycle_reason(self) -> str | None:
-        """Why this worker should make way for a fresh one, if it should."""
+        """Why this worker should make way for a fresh one, if it should
+        (never while quiet: a fresh one would claim)."""
+        if self.quiet:
+            return None
         max_jobs, max_memory = self.config.max_jobs, self.config.max_memory
         if max_jobs is not None and self.claimed_count >= max_jobs:
             return f"max_jobs reached: {self.claimed_count} job(s) claimed"
@@ -233,6 +261,29 @@ class Worker(Runnable):
         if max_memory is not None and self.claimed_count and (rss := rss_mib()) > max_memory:
             return f"max_memory reached: {rss:.0f} MiB resident, over {max_memory} MiB"
         return None
+
+    def obey(self, command: str) -> None:
+        """Quiet: claim no more jobs (those running finish) and stay alive.
+        Stop: stop as on TERM; the exit is clean, so the supervisor starts
+        a fresh worker at once (unless it is stopping itself)."""
+        assert self.process is not None
+        if command == ProcessCommand.QUIET:
+            if not self.quiet:
+                logger.info(
+                    "%s quiets (asked from the admin): it claims no more jobs and "
+                    "finishes the ones it runs",
+                    self.name,
+                )
+            self.quiet = True
+            self._plan = None
+        elif command == ProcessCommand.STOP:
+            if not self.stopping:
+                logger.info("%s stops (asked from the admin), as on TERM", self.name)
+            self.recycled = self.recycled or STOPPED_FROM_ADMIN
+            self.stop()
+        else:
+            return
+        self.process.acknowledge(command)
 
     def shutdown(self) -> None:
         assert self.process is not None
@@ -257,6 +308,9 @@ class Worker(Runnable):
             self.watchdog.stop(wait=self.shutdown_timeout)
         # Outcomes not written yet get what is left of the shutdown timeout.
         unwritten = self.retrier.stop(deadline) if self.retrier is not None else {}
+        # Bodies given back keep their last checkpoint: written while the
+        # claims are still this worker's (the writes are fenced by them).
+        steps.write_pending()
         self._release_unfinished(unwritten)
         self._flush_statistics(statistics.recorder.stop_buffering)
 
@@ -397,4 +451,5 @@ class Worker(Runnable):
             exclude_queues=excluded,
             paused_tasks=self.selector.paused_tasks,
             max_concurrency=cap,
+            resume=True,
         )

@@ -46,6 +46,9 @@ class Ending:
     did: Callable[[], str]
     status: TaskResultStatus  # READY: snoozed, waiting again
     value: Any = None
+    # A failure's error record (exception class path, traceback): the
+    # attempt's log line names it.
+    error: dict[str, str] | None = None
 
 
 def succeeded(claimed: ClaimedExecution, value: Any, then: NextClaim | None) -> Ending:
@@ -65,7 +68,7 @@ def failed(claimed: ClaimedExecution, error: dict[str, str], retry_in: timedelta
         return record_failure(claimed, error, retry_in, patience=patience, in_doubt=in_doubt)
 
     outcome = attempt_log.FAILED if retry_in is None else attempt_log.RETRIED
-    return Ending(record, outcome, partial(_raised, error), TaskResultStatus.FAILED)
+    return Ending(record, outcome, partial(_raised, error), TaskResultStatus.FAILED, error=error)
 
 
 def snoozed(claimed: ClaimedExecution, delay: timedelta) -> Ending:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -12,13 +12,15 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from .. import conf
-from ..arguments import decode_arguments, storable_return_value
+from ..arguments import TAG, decode_arguments, storable_return_value
 from ..compat import Task, TaskContext, TaskResult, TaskResultStatus, task_finished, task_started
 from ..exceptions import DeserializationError, ReturnValueError, Snooze
 from ..models.error_record import error_record
 from ..options import retries
+from ..options.encryption import ENCRYPTED
 from ..options.registry import rebuild_task
-from . import attempt_log, enqueue_metadata, rate_gate
+from ..options.sealing import seal, unseal
+from . import attempt_log, enqueue_metadata, job_logs, progress, rate_gate, tracing
 from .endings import Defer, Ending, failed, finalize, snoozed, succeeded
 from .finalizing import Finalized
 from .results import build_result, task_errors
@@ -75,7 +77,7 @@ def perform(
     if job.rate_key and not rate_gate.may_start(claimed):
         on_recorded()
         return False
-    attempt = attempt_log.Attempt(job)
+    attempt = tracing.attempt(job)  # an attempt_log.Attempt, with a span when tracing
     attempt.started()
     try:
         task = rebuild_task(job)
@@ -88,11 +90,12 @@ def perform(
 
         def cannot_run(finalized: Finalized) -> None:
             on_recorded()
-            attempt.finished(_outcome(finalized, attempt_log.FAILED))
+            attempt.finished(_outcome(finalized, attempt_log.FAILED), ending.error)
 
         return finalize(claimed, ending.record, cannot_run, (defer, ending.did))
+    guard = tracing.guarded(attempt, guard or _unguarded)
     return _perform_task(
-        claimed, task, result, (on_outcome, on_recorded, attempt), guard or _unguarded, then, defer
+        claimed, task, result, (on_outcome, on_recorded, attempt), guard, then, defer
     )
 
 
@@ -142,12 +145,14 @@ def _perform_task(
             on_recorded()
             _settle_as(result, finalized, ending, claimed)
             _finished(finalized, sender, result)
-            attempt.finished(_outcome(finalized, ending.outcome))
+            attempt.finished(_outcome(finalized, ending.outcome), ending.error)
 
         return finalize(claimed, ending.record, followed, (defer, ending.did))
 
     try:
         value = _run(claimed, task, result, guard)
+        # One attribute read for a task that is not @encrypted.
+        stored = value if getattr(task, "encrypted", None) is None else _stored(task, value)
     except Snooze as snooze:
         on_outcome()
         return finish(snoozed(claimed, snooze.delay))
@@ -158,7 +163,8 @@ def _perform_task(
         # A write handed to the retrier sends it later, from its thread.
         return finish(failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc)))
     on_outcome()
-    return finish(succeeded(claimed, value, then() if then is not None else None))
+    ending = succeeded(claimed, stored, then() if then is not None else None)
+    return finish(ending if stored is value else replace(ending, value=value))
 
 
 def _settle_as(
@@ -202,9 +208,14 @@ def _run(
     object.__setattr__(result, "kwargs", kwargs)
     if task.takes_context:
         args = [TaskContext(task_result=result), *args]
-    with enqueue_metadata.running(result.id, claimed.job.metadata):
+    with (
+        enqueue_metadata.running(result.id, claimed.job.metadata),
+        progress.reporting(claimed, result.id),
+    ):
         task_started.send(sender=type(task.get_backend()), task_result=result)
-        value = guard(claimed, task, Body(task, list(args), kwargs))
+        # The job's own log: what the body logs, not the signal's receivers.
+        with job_logs.capturing(claimed, task):
+            value = guard(claimed, task, Body(task, list(args), kwargs))
     limit = conf.max_return_value_bytes(claimed.job.backend_alias)
     try:
         return storable_return_value(value, max_bytes=limit)
@@ -233,14 +244,28 @@ def _decode_arguments(claimed: ClaimedExecution) -> tuple[list[Any], dict[str, A
     """The task's real arguments; ``DeserializationError`` if they cannot
     be rebuilt (a database error stays what it is)."""
     job = claimed.job
+    stored = job.arguments
+    if TAG in stored:
+        # Sealed (@encrypted): a plain row holds 'args' and 'kwargs' only.
+        # No key, no run: EncryptionError fails the job before its body.
+        stored = unseal(stored, f"job {job.result_id}'s arguments")
     try:
-        return decode_arguments(job.arguments, using=claimed._state.db)
+        return decode_arguments(stored, using=claimed._state.db)
     except (DeserializationError, DatabaseError):
         raise
     except Exception as exc:
         raise DeserializationError(
             f"Job {job.result_id}'s arguments cannot be decoded: {exc!r}"
         ) from exc
+
+
+def _stored(task: Task[..., Any], value: Any) -> Any:
+    """The return value as its job row keeps it: sealed for a task that
+    is ``@encrypted(result=True)`` (the keys opened its arguments)."""
+    encryption = ENCRYPTED.of(task)
+    if encryption is None or not encryption.result:
+        return value
+    return seal(value, f"the return value of task {task.module_path}")
 
 
 def _retry_in(task: Task[..., Any], job: Job, exc: BaseException) -> timedelta | None:

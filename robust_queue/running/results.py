@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -14,6 +14,8 @@ from ..exceptions import DiscardedOnConflictError, UnknownTaskError
 from ..models import Job, JobState
 from ..models.attempt_history import stored_worker_ids
 from ..options import registry
+from ..options.encryption import ENCRYPTED
+from ..options.sealing import is_sealed, unseal
 
 STATUS_BY_STATE = {
     JobState.READY: TaskResultStatus.READY,
@@ -23,6 +25,26 @@ STATUS_BY_STATE = {
     JobState.FINISHED: TaskResultStatus.SUCCESSFUL,
     JobState.FAILED: TaskResultStatus.FAILED,
 }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RobustQueueTaskResult(TaskResult):  # type: ignore[type-arg]
+    """Django's ``TaskResult``, plus whether an enqueue wrote nothing.
+
+    ``is_duplicate`` is True for the result an enqueue returned instead of
+    writing a job: a ``@unique`` task whose key was taken or an
+    ``enqueue_once`` key already used. The result is then the existing
+    job's (its id, its state), as Oban's ``conflict?`` says. Not compared:
+    the same job's result equals itself however it was obtained.
+    """
+
+    is_duplicate: bool = field(default=False, compare=False)
+
+
+def as_duplicate(result: TaskResult[Any]) -> TaskResult[Any]:
+    """``result`` marked as standing for a job that was not written."""
+    object.__setattr__(result, "is_duplicate", True)
+    return result
 
 
 def build_result(
@@ -39,7 +61,7 @@ def build_result(
     """
     args, kwargs = shown if shown is not None else _display_arguments(job)
     status = status or STATUS_BY_STATE[job.state]
-    result: TaskResult[Any] = TaskResult(
+    result: TaskResult[Any] = RobustQueueTaskResult(
         task=task,
         id=job.result_id,
         status=status,
@@ -57,8 +79,17 @@ def build_result(
     object.__setattr__(result, "args", args)
     object.__setattr__(result, "kwargs", kwargs)
     if status == TaskResultStatus.SUCCESSFUL:
-        object.__setattr__(result, "_return_value", job.return_value)
+        object.__setattr__(result, "_return_value", _return_value(task, job))
     return result
+
+
+def _return_value(task: Task[..., Any], job: Job) -> Any:
+    # Sealed by a task that is @encrypted(result=True); a plain value of
+    # another task may look the same and is shown as it is.
+    value = job.return_value
+    if is_sealed(value) and ENCRYPTED.of(task) is not None:
+        return unseal(value, f"job {job.result_id}'s return value")
+    return value
 
 
 def build_discarded_result(task: Task[..., Any], job: Job, shown: Shown) -> TaskResult[Any]:
@@ -89,6 +120,9 @@ def _display_arguments(job: Job) -> tuple[list[Any], dict[str, Any]]:
     # unreadable: the job's own run fails it with DeserializationError, and
     # the result shows the stored values as they are.
     stored = job.arguments
+    if is_sealed(stored):
+        # @encrypted: opened with this process's keys, or EncryptionError.
+        stored = unseal(stored, f"job {job.result_id}'s arguments")
     well_formed = (
         isinstance(stored, dict)
         and isinstance(stored.get("args", []), list)

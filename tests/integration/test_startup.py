@@ -13,7 +13,9 @@ from django.test import TestCase, override_settings
 from robust_queue.models import Queue
 from robust_queue.operations import startup
 from robust_queue.processes.config import SupervisorConfig, WorkerConfig
+from robust_queue.running.performing import perform
 from testproject import tasks
+from tests.helpers import claim, make_process
 
 
 def config_polling(*queues: str) -> SupervisorConfig:
@@ -55,6 +57,21 @@ class QueueCoverageTests(TestCase):
         tasks.add.using(queue_name="adhoc").enqueue(1, 1)
         self.assertEqual(ids(config_polling("reports", "default", "adhoc", "rep*")), [])
         self.assertEqual(ids(config_polling("*")), [])
+
+    def test_a_queue_whose_jobs_run_or_ran_is_in_use(self) -> None:
+        """A queue chosen with .using(queue_name=...) is in use while its
+        job runs (no ready row left) and after it finished (issue 28 §8)."""
+        tasks.add.using(queue_name="adhoc-report").enqueue(1, 1)
+        self.assertIn("robust_queue.W020", ids(config_polling("default", "maill*")))
+        [claimed] = claim(process=make_process())
+        for selector in ("adhoc-report", "adhoc*"):
+            with self.subTest(running=selector):
+                self.assertEqual(ids(config_polling("default", selector)), [])
+        perform(claimed)
+        self.assertEqual(ids(config_polling("default", "adhoc-report", "adhoc*")), [])
+        self.assertEqual(
+            ids(config_polling("default", "adhoc-x", "adhoc-z*")), ["robust_queue.W020"] * 2
+        )
 
     def test_a_prefix_that_matches_no_known_queue_is_a_warning(self) -> None:
         self.assertEqual(ids(config_polling("*", "mail*")), ["robust_queue.W020"])

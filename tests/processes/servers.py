@@ -18,6 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.core.management import call_command
+from django.db import connections
+from django.test import override_settings
+
 from tests.helpers import wait_until
 
 DB_NAME = "rq_outage"
@@ -240,3 +244,26 @@ def private_server(vendor: str) -> PrivateServer:
     server = PrivatePostgreSQL() if vendor == "postgresql" else PrivateMariaDB()
     server.started_in = time.monotonic() - started  # type: ignore[attr-defined]
     return server
+
+
+def serve_queue_from(test_class: Any, server: PrivateServer, alias: str) -> None:
+    """For ``test_class`` (in its setUpClass): ``server``'s database as
+    ``alias``, migrated, and the default task backend's queue on it."""
+    default = dict(connections.settings["default"])
+    configured = connections.configure_settings({"default": default, alias: server.database()})
+    connections.settings[alias] = configured[alias]
+    call_command("migrate", database=alias, verbosity=0)
+    backend = {
+        "BACKEND": "robust_queue.backend.RobustQueueBackend",
+        "QUEUES": [],
+        "OPTIONS": {"database": alias},
+    }
+    test_class.enterClassContext(override_settings(TASKS={"default": backend}))
+
+
+def forget_alias(alias: str) -> None:
+    """Close and remove an alias ``serve_queue_from`` added (tearDownClass)."""
+    connections[alias].close()
+    # The wrapper too: a later class may add the alias for another server.
+    del connections[alias]
+    del connections.settings[alias]

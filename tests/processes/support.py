@@ -193,6 +193,21 @@ def child_pids(parent: int) -> list[int]:
     return found
 
 
+def started_for(database: str) -> list[int]:
+    """Live processes (not this one) started for ``database``: their
+    environment names it, as every process a test here starts does."""
+    marker = f"ROBUST_QUEUE_DB_NAME={database}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        pid = int(environ.parent.name)
+        try:
+            if pid != os.getpid() and marker in environ.read_bytes().split(b"\0"):
+                found.append(pid)
+        except OSError:
+            continue
+    return [pid for pid in found if is_alive(pid)]
+
+
 def is_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from django.conf import settings
 from django.db import connection
@@ -91,6 +92,29 @@ class HealthProcessTests(TransactionTestCase):
         result = manage("health", "--max-latency", "a minute")
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("argument --max-latency: must be a duration", result.stderr)
+
+    def test_an_open_transaction_trips_the_age_threshold(self) -> None:
+        """A read transaction held on another connection: `health` reports
+        it as the oldest (or an older one) and fails past
+        --max-transaction-age (issue 25 section 7). SQLite: not applicable."""
+        from tests.integration.operations.test_table_health import open_transaction
+
+        if connection.vendor == "sqlite":
+            result = manage("health", "--json", "--skip-supervisor", "--max-transaction-age", "1")
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            report = json.loads(result.stdout)
+            [check] = [c for c in report["checks"] if c["name"] == "transactions"]
+            self.assertEqual(check["detail"], "not applicable (SQLite)")
+            return
+        with open_transaction():
+            time.sleep(2)
+            result = manage("health", "--json", "--skip-supervisor", "--max-transaction-age", "1")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        report = json.loads(result.stdout)
+        [check] = [c for c in report["checks"] if c["name"] == "transactions"]
+        self.assertIs(check["ok"], False, check)
+        self.assertIn("more than 1s", check["detail"])
+        self.assertGreaterEqual(report["table_health"]["oldest_transaction"]["age_seconds"], 2)
 
     def test_subcommands_run_through_robust_queue(self) -> None:
         self.assertEqual(manage("pause", "mail").stdout, "Queue 'mail' paused.\n")

@@ -13,6 +13,7 @@ import signal
 import time
 from datetime import timedelta
 
+import django
 from django.db import connection
 from django.test import TransactionTestCase
 from django.utils import timezone
@@ -22,7 +23,11 @@ from tests.helpers import wait_until
 
 from .support import FAST, Supervisor, elapsed_since
 
-OLD_JOBS = 500_000
+# The issue's scale where it asked for it: PostgreSQL and MariaDB, on the
+# 311 line (Django 5.2). Elsewhere (SQLite, Django 6.x) 50,000: at one
+# batch of 500 a tick, the first pass needs 50 s or more, several times the
+# test's wait for TERM, so the same slices and log lines in a tenth of the time.
+OLD_JOBS = 500_000 if connection.vendor != "sqlite" and django.VERSION < (6, 0) else 50_000
 COLUMNS = (
     "result_id, task_path, queue_name, priority, backend_alias, arguments, "
     "concurrency_key, rate_key, enqueued_at, started_at, last_attempted_at, "
@@ -78,12 +83,12 @@ class LargeRetentionPassTests(TransactionTestCase):
         wait_until(beat, timeout=15)
 
     def test_the_supervisor_beats_replaces_and_stops_while_clearing(self) -> None:
-        """While a pass over 500,000 old jobs runs, the supervisor
+        """While a pass over OLD_JOBS old jobs runs, the supervisor
         heartbeats, replaces a killed worker and honours TERM within the
         shutdown timeout; the next supervisor clears the rest."""
         # A tiny budget keeps the first pass running for the whole test,
-        # however fast the database deletes.
-        supervisor = Supervisor(self, maintenance_interval=0.5, maintenance_budget=0.02)
+        # however fast the database deletes: one batch (500 rows) a tick.
+        supervisor = Supervisor(self, maintenance_interval=0.5, maintenance_budget=0.001)
         wait_until(lambda: CLEARING in supervisor.output(), timeout=60)
         self.heartbeats(supervisor, 3)
         worker = supervisor.children("worker")[0]

@@ -14,15 +14,14 @@ import time
 from typing import Any, ClassVar
 from unittest import skipIf
 
-from django.core.management import call_command
 from django.db import connection, connections
-from django.test import TransactionTestCase, override_settings
+from django.test import TransactionTestCase
 
 from robust_queue.models import ClaimedExecution, Job, Process
 from testproject import tasks
 from tests.helpers import wait_until
 
-from .servers import PrivateServer, private_server
+from .servers import PrivateServer, forget_alias, private_server, serve_queue_from
 from .support import Supervisor, wait_dead
 
 PRIVATE = "private_server"
@@ -36,12 +35,6 @@ QUICK = {
 }
 
 
-def _add_alias(alias: str, database: dict[str, Any]) -> None:
-    default = dict(connections.settings["default"])
-    configured = connections.configure_settings({"default": default, alias: database})
-    connections.settings[alias] = configured[alias]
-
-
 @skipIf(connection.vendor == "sqlite", "SQLite has no server to restart")
 class OutageTests(TransactionTestCase):
     databases: ClassVar[set[str]] = {"default", PRIVATE}  # type: ignore[misc]
@@ -52,23 +45,13 @@ class OutageTests(TransactionTestCase):
         vendor = "postgresql" if connection.vendor == "postgresql" else "mariadb"
         cls.server = private_server(vendor)
         cls.addClassCleanup(cls.server.destroy)
-        _add_alias(PRIVATE, cls.server.database())
-        call_command("migrate", database=PRIVATE, verbosity=0)
-        tasks_setting = {
-            "default": {
-                "BACKEND": "robust_queue.backend.RobustQueueBackend",
-                "QUEUES": [],
-                "OPTIONS": {"database": PRIVATE},
-            }
-        }
-        cls.enterClassContext(override_settings(TASKS=tasks_setting))
+        serve_queue_from(cls, cls.server, PRIVATE)
         super().setUpClass()
 
     @classmethod
     def tearDownClass(cls) -> None:
         super().tearDownClass()
-        connections[PRIVATE].close()
-        del connections.settings[PRIVATE]
+        forget_alias(PRIVATE)
 
     def supervisor(self, **config: Any) -> Supervisor:
         return Supervisor(self, env=self.server.env(), using=PRIVATE, **{**QUICK, **config})

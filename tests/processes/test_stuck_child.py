@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 
+from django.db import DatabaseError, connection, transaction
 from django.test import TransactionTestCase
 
 from robust_queue.models import ClaimedExecution, Job, Process
@@ -38,6 +40,26 @@ def unhealthy(*args: str) -> dict[str, object] | None:
     return {c["name"]: c["detail"] for c in report["checks"] if not c["ok"]}
 
 
+def holds_a_lock(worker: Process) -> bool:
+    """Whether a write by another session now waits on ``worker``."""
+    if connection.vendor == "sqlite":
+        probe = sqlite3.connect(connection.settings_dict["NAME"], timeout=0.2)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.rollback()
+            return False
+        except sqlite3.OperationalError:
+            return True
+        finally:
+            probe.close()
+    try:
+        with transaction.atomic():
+            list(Process.objects.select_for_update(nowait=True).filter(pk=worker.pk))
+        return False
+    except DatabaseError:
+        return True
+
+
 class StuckChildTests(TransactionTestCase):
     def stop_worker(self, supervisor: Supervisor) -> Process:
         """SIGSTOP the supervisor's worker; continue and kill it at cleanup
@@ -54,8 +76,19 @@ class StuckChildTests(TransactionTestCase):
                 os.kill(worker.pid, signal.SIGCONT)
 
         self.addCleanup(release)
-        os.kill(worker.pid, signal.SIGSTOP)
+        wait_until(lambda: self.stopped_holding_nothing(worker), 30)
         return worker
+
+    def stopped_holding_nothing(self, worker: Process) -> bool:
+        """SIGSTOP the worker; continue it again (False) when it was caught
+        inside a write, holding what the test must write next: SQLite's one
+        write lock (CI once stopped a heartbeat halfway, and the test's own
+        delete found the database locked), or its own row elsewhere."""
+        os.kill(worker.pid, signal.SIGSTOP)
+        if not holds_a_lock(worker):
+            return True
+        os.kill(worker.pid, signal.SIGCONT)
+        return False
 
     def replacement(self, supervisor: Supervisor, stopped: Process) -> Process | None:
         return (

@@ -143,6 +143,21 @@ class DefaultsTests(SimpleTestCase):
         self.assertEqual(config.mode, conf.MODE.default)
 
 
+class CachedTests(SimpleTestCase):
+    def test_a_cached_key_is_read_again_after_a_change_of_settings(self) -> None:
+        """``cached`` keeps a value until ``override_settings`` changes it,
+        and raises, keeping nothing, for a value that does not convert."""
+        with override_settings(ROBUST_QUEUE={}):
+            self.assertIsNone(conf.cached(conf.JOB_LOG))
+            with override_settings(ROBUST_QUEUE={"job_log": "ERROR"}):
+                self.assertEqual(conf.cached(conf.JOB_LOG), 40)
+            self.assertIsNone(conf.cached(conf.JOB_LOG))
+            with override_settings(ROBUST_QUEUE={"job_log": "LOUD"}):
+                for _ in range(2):
+                    with self.assertRaisesMessage(ConfigurationError, 'ROBUST_QUEUE["job_log"]'):
+                        conf.cached(conf.JOB_LOG)
+
+
 class ConversionTests(SimpleTestCase):
     @override_settings(
         ROBUST_QUEUE={

@@ -194,6 +194,7 @@ ROOMS = (
             "arguments",
             "router",
             "backoff",
+            "masking",
         ),
     ),
     ("options", ("options",)),

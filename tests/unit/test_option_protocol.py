@@ -55,6 +55,27 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str, object]] = {
     # Tags are names, not options: @tags("a") is tags=["a"] (see below).
     "tags": ({}, {}, "", "billing"),
     "time_limit": ({"limit": 30}, {"limit": -1}, "must be more than 0 seconds, not -1.", None),
+    # Aliases are paths, not options: @aliases("a.b") is aliases=["a.b"].
+    "aliases": ({}, {}, "", 5),
+    "job_log": (
+        {"level": "INFO"},
+        {"level": "LOUD"},
+        "'level' must be a logging level: a number or a name such as 'INFO', not 'LOUD'.",
+        "often",
+    ),
+    "encrypted": (
+        {"result": True},
+        {"result": "yes"},
+        "'result' must be True or False, not 'yes'.",
+        "often",
+    ),
+    # No cap here: a cap and limits_concurrency on one task are refused.
+    "fair_group": (
+        {"key": "acme"},
+        {"key": ""},
+        "group '' is not a string of 1 to 100 characters without control characters.",
+        5,
+    ),
 }
 
 
@@ -103,6 +124,7 @@ class SameValueTests(SimpleTestCase):
     def test_a_using_copy_keeps_every_value(self) -> None:
         declared = declare(**{name: keywords for name, (keywords, *_) in CASES.items() if keywords})
         declared = robust_queue.tags("x")(declared)  # type: ignore[assignment]
+        declared = robust_queue.aliases("tests.unit.gone.protocol_sample")(declared)  # type: ignore[attr-defined]
         copy = declared.using(priority=3)
         for option in OPTIONS:
             with self.subTest(option.name):

@@ -79,5 +79,5 @@ class RateLimitOptionTests(SimpleTestCase):
     def test_a_concurrency_group_may_not_take_the_dependency_key(self) -> None:
         """``dep:`` is where jobs wait on others (models/job_dependency.py):
         a group there would never be released by concurrency upkeep."""
-        with self.assertRaisesMessage(ConfigurationError, "or 'dep:', not 'dep:'"):
+        with self.assertRaisesMessage(ConfigurationError, "'dep:' or 'fair:', not 'dep:'"):
             limits_concurrency(key="k", group="dep:")

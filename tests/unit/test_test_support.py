@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -57,3 +58,27 @@ class BrowserTierTests(SimpleTestCase):
         self.assertIn("skipped", done.stdout)
         self.assertIn("Playwright is not installed", done.stdout)
         self.assertNotIn("error", done.stdout.lower())
+
+
+DATABASE_CASES = {
+    "TestCase",
+    "TransactionTestCase",
+    "LiveServerTestCase",
+    "StaticLiveServerTestCase",
+}
+
+
+class UnitTierTests(SimpleTestCase):
+    def test_no_unit_test_opens_a_database(self) -> None:
+        """scripts/test.sh runs tests/unit once per Python line, not once per
+        database: a test class here that could open a database (Django's
+        TestCase and kin) belongs in tests/integration. SimpleTestCase refuses
+        queries, so the test case classes are what needs watching."""
+        found = []
+        for path in sorted((ROOT / "tests" / "unit").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    bases = {getattr(base, "id", getattr(base, "attr", "")) for base in node.bases}
+                    if bases & DATABASE_CASES:
+                        found.append(f"{path.relative_to(ROOT)}::{node.name}")
+        self.assertEqual(found, [])

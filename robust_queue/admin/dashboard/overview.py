@@ -17,7 +17,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_POST
 
 from ...models import Pause, Queue
-from ...operations import queues
+from ...operations import counting, queues
 from ...options.validation import QUEUE_NAME_RULE, is_valid_queue_name
 from .. import audit, display, pages, permissions
 from ..jobs_context import JobsContext
@@ -48,8 +48,11 @@ def overview_view(jobs: JobsContext) -> Callable[[HttpRequest], HttpResponse]:
             "failures_sampled": (
                 display.number(stats.RECENT_FAILURES)
                 if int(counts["failed"]) > stats.RECENT_FAILURES
+                and not stats.groups_cover_all(using)
                 else ""
             ),
+            "capped_counts": [count for count in counts.values() if count.is_capped],
+            "count_cap": display.number(counting.DEFAULT_COUNT_CAP),
             "paused_tasks": task_pauses.paused(using),
         }
         return TemplateResponse(request, "admin/robust_queue/overview.html", context)
@@ -81,7 +84,7 @@ def queue_view(jobs: JobsContext) -> Callable[..., HttpResponse]:
             messages.error(request, f"{name!r} cannot be a queue name: {QUEUE_NAME_RULE}.")
         else:
             _pause_or_resume(Queue(name, jobs.using), verb)
-            audit.record(request.user.pk, f"{verb.capitalize()}d queue {name!r}.")
+            audit.record(request.user.pk, f"{verb.capitalize()}d queue {name!r}.", queue=name)
             messages.success(request, f"Queue {name!r} {verb}d.")
         return HttpResponseRedirect(jobs.named_url("robust_queue_overview"))
 

@@ -20,14 +20,20 @@ from ...models import (
     ScheduledExecution,
     Statistic,
 )
+from ...models.sql import failure_search
+from ...models.sql.estimates import estimated_rows
+from ...operations import counting
 from ...operations.counting import CappedCount, capped_count
-from ..display import ago, number, text
+from ..display import ago, text
 from ..masking.json_text import KeyText
 
 FAILURE_GROUPS_LIMIT = 20
-# Failure groups and the failed list's error search read this many of the
-# newest failures, never the whole failed table.
+# Where no index serves them (SQLite; PostgreSQL without pg_trgm for the
+# search), failure groups and the failed list's error search read this many
+# of the newest failures, never the whole failed table.
 RECENT_FAILURES = 5_000
+# Failure groups count at most this many exception classes (in name order).
+MAX_EXCEPTION_CLASSES = 100
 LIVE_TABLES = {
     JobState.READY: ReadyExecution,
     JobState.SCHEDULED: ScheduledExecution,
@@ -40,12 +46,16 @@ LIVE_TABLES = {
 @dataclass(frozen=True, slots=True)
 class FailureGroup:
     exception_class: str
-    count: int
+    count: CappedCount
     latest: dt.datetime | None
 
     @property
     def count_shown(self) -> str:
-        return number(self.count)
+        return self.count.shown
+
+    @property
+    def rank(self) -> int:
+        return self.count.estimate or int(self.count)
 
     @property
     def latest_ago(self) -> str:
@@ -60,18 +70,30 @@ class Bucket:
 
 
 def state_counts(using: str) -> dict[str, CappedCount]:
-    """Jobs per live state, plus finished in the last hour and day."""
+    """Jobs per live state, plus finished in the last hour and day: exact
+    up to the cap; past it, the planner's estimate of a state's table and
+    the statistics' count of jobs finished."""
+    cap = counting.DEFAULT_COUNT_CAP
     counts = {
-        state.value: capped_count(model._default_manager.using(using).all())
+        state.value: capped_count(model._default_manager.using(using).all(), cap, estimate=True)
         for state, model in LIVE_TABLES.items()
     }
     now = timezone.now()
     finished = Job.objects.using(using).filter(finished_at__isnull=False)
-    counts["finished_hour"] = capped_count(
-        finished.filter(finished_at__gte=now - timedelta(hours=1))
-    )
-    counts["finished_day"] = capped_count(finished.filter(finished_at__gte=now - timedelta(days=1)))
+    for name, window in (
+        ("finished_hour", timedelta(hours=1)),
+        ("finished_day", timedelta(days=1)),
+    ):
+        count = capped_count(finished.filter(finished_at__gte=now - window), cap)
+        counts[name] = counting.from_statistics(count, _finished_since(using, now - window))
     return counts
+
+
+def _finished_since(using: str, since: dt.datetime) -> int | None:
+    """Jobs finished since ``since`` (to the minute) by the statistics."""
+    rows = Statistic.objects.using(using).minutes().filter(minute__gte=since)
+    total = rows.aggregate(total=Sum("finished"))["total"]
+    return None if total is None else int(total)
 
 
 def recent_failures_bound(using: str) -> int | None:
@@ -83,9 +105,43 @@ def recent_failures_bound(using: str) -> int | None:
     return found[0] if found else None
 
 
+def groups_cover_all(using: str) -> bool:
+    """Whether failure groups count every failure (an index serves them)."""
+    return failure_search.has_class_index(using)
+
+
 def failure_groups(using: str, limit: int = FAILURE_GROUPS_LIMIT) -> list[FailureGroup]:
-    """The newest ``RECENT_FAILURES`` failed jobs grouped by exception
-    class, most frequent first: at most that many rows are read."""
+    """Failures grouped by exception class, most frequent first: over all
+    failures through the (class, id) index of 0024, each class counted up
+    to the cap (then estimated on PostgreSQL); elsewhere among the newest
+    ``RECENT_FAILURES`` failures."""
+    classes = failure_search.exception_classes(using, MAX_EXCEPTION_CLASSES)
+    if classes is None:
+        return _recent_failure_groups(using, limit)
+    cap = counting.DEFAULT_COUNT_CAP
+    groups = [_group(using, name, cap) for name in classes]
+    groups.sort(key=lambda group: (-group.rank, group.exception_class))
+    return groups[:limit]
+
+
+def exception_classes(using: str) -> list[str]:
+    """The exception classes of the failures, for a filter's choices: all
+    of them (up to ``MAX_EXCEPTION_CLASSES``) where an index serves it."""
+    classes = failure_search.exception_classes(using, MAX_EXCEPTION_CLASSES)
+    if classes is None:
+        return [group.exception_class for group in _recent_failure_groups(using, 100)]
+    return [text(name) for name in classes]
+
+
+def _group(using: str, name: str, cap: int) -> FailureGroup:
+    count, latest = failure_search.class_figures(using, name, cap)
+    estimate = None
+    if count > cap:
+        estimate = estimated_rows(using, *failure_search.class_rows_sql(using, name))
+    return FailureGroup(text(name), CappedCount(count, cap, estimate, counting.PLANNER), latest)
+
+
+def _recent_failure_groups(using: str, limit: int) -> list[FailureGroup]:
     failures = FailedExecution.objects.using(using)
     bound = recent_failures_bound(using)
     if bound is not None:
@@ -96,7 +152,11 @@ def failure_groups(using: str, limit: int = FAILURE_GROUPS_LIMIT) -> list[Failur
         .order_by("-count", "exception_class")[:limit]
     )
     return [
-        FailureGroup(text(row["exception_class"] or ""), row["count"], row["latest"])
+        FailureGroup(
+            text(row["exception_class"] or ""),
+            CappedCount(row["count"], RECENT_FAILURES),
+            row["latest"],
+        )
         for row in rows
     ]
 

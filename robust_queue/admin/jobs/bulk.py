@@ -54,10 +54,21 @@ def handle(
     count = capped_count(selected, COUNT_CAP)
     if across and int(count) > BACKGROUND_ABOVE:
         return _in_background(jobs, request, verb, bound, count)
-    each = list(selected.values_list("pk", "task_path")[: SMALL_ACTION + 1])
+    each = list(selected.values_list("pk", "task_path", "queue_name")[: SMALL_ACTION + 1])
+    small = len(each) <= SMALL_ACTION
+    queue = _queue_of(request, {row[2] for row in each} if small else set())
     outcome = verb.run(selected)
-    _report(request, verb, outcome, each if len(each) <= SMALL_ACTION else [])
+    _report(request, verb, outcome, [(pk, task) for pk, task, _ in each] if small else [], queue)
     return None
+
+
+def _queue_of(request: HttpRequest, queues: set[str]) -> str:
+    """The one queue an action is on, for its audit row: the list's queue
+    filter, or the only queue of a small selection; "" if several."""
+    filtered = request.GET.get("queue", "")
+    if filtered:
+        return filtered
+    return next(iter(queues)) if len(queues) == 1 else ""
 
 
 def _report(
@@ -65,6 +76,7 @@ def _report(
     verb: Verb,
     outcome: bulk.Outcome,
     each: list[tuple[int, str]],
+    queue: str = "",
 ) -> None:
     """The message and the audit entries (one per job of ``each`` too)."""
     message = f"{verb.done} {number(outcome.changed)} of {number(outcome.total)} job(s)."
@@ -75,7 +87,14 @@ def _report(
     audit.record_each(
         request.user.pk, each, f"{verb.label} (bulk action): {message}", deleted=deleted
     )
-    audit.record(request.user.pk, message, deleted=deleted)
+    audit.record(
+        request.user.pk,
+        message,
+        deleted=deleted,
+        verb=verb.label.lower(),
+        count=outcome.changed,
+        queue=queue,
+    )
     messages.add_message(
         request, messages.SUCCESS if outcome.changed else messages.WARNING, message
     )
@@ -130,7 +149,13 @@ def _in_background(
         f"{verb.label} of {count} job(s) runs on the queue as job #{job.pk}. "
         f"{where.sentence} Its page shows the progress."
     )
-    audit.record(request.user.pk, message)
+    audit.record(
+        request.user.pk,
+        message,
+        verb=verb.label.lower(),
+        count=int(count),
+        queue=_queue_of(request, set()),
+    )
     if where.ahead is None:
         messages.warning(request, message)
     else:

@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from ...models import Job, JobState
 from .. import display, pages
 from ..masking import values as masking
-from . import rate_waits, waiting
+from . import job_progress, rate_waits, waiting
 from .filters import state_of
 
 COMMON = ("job", "task", "queue")
@@ -29,7 +29,7 @@ LIST_DISPLAY: dict[str, tuple[str, ...]] = {
     "": (*COMMON, "state_badge", "enqueued", "attempts"),
     JobState.READY: (*COMMON, "priority", "enqueued", "waiting_for"),
     JobState.SCHEDULED: (*COMMON, "priority", "run_at"),
-    JobState.CLAIMED: (*COMMON, "started", "running_for", "worker"),
+    JobState.CLAIMED: (*COMMON, "started", "running_for", "progress_shown", "worker"),
     JobState.BLOCKED: (*COMMON, "concurrency", "blocked_since"),
     JobState.FAILED: (*COMMON, "failed_at", "exception", "attempts"),
     JobState.FINISHED: (*COMMON, "finished", "run_time", "wait"),
@@ -100,7 +100,14 @@ class ColumnsMixin:
 
     @admin.display(description="Queue")
     def queue(self, obj: Job) -> str:
-        return obj.queue_name
+        if obj.group_key is None:
+            return obj.queue_name
+        # A fair group (robust_queue.fair_group) beside its queue.
+        return format_html(
+            '{} <span class="rq-muted rq-group" title="fair group">· {}</span>',
+            obj.queue_name,
+            obj.group_key,
+        )
 
     @admin.display(description="State")
     def state_badge(self, obj: Job) -> str:
@@ -109,7 +116,7 @@ class ColumnsMixin:
             return format_html('<span class="rq-state rq-state-none">{}</span>', display.NO_STATE)
         return format_html('<span class="rq-state rq-state-{}">{}</span>', state.value, state.label)
 
-    @admin.display(description="Enqueued")
+    @admin.display(description="Enqueued", ordering="enqueued_at")
     def enqueued(self, obj: Job) -> str:
         return moment(obj.enqueued_at)
 
@@ -118,7 +125,7 @@ class ColumnsMixin:
         ready = _execution(obj, "ready_execution")
         return display.duration(database_now_of(obj) - ready.created_at) if ready else "—"
 
-    @admin.display(description="Runs")
+    @admin.display(description="Runs", ordering="scheduled_execution__scheduled_at")
     def run_at(self, obj: Job) -> str:
         scheduled = _execution(obj, "scheduled_execution")
         if scheduled is None:
@@ -137,6 +144,10 @@ class ColumnsMixin:
     @admin.display(description="Running for")
     def running_for(self, obj: Job) -> str:
         return display.span(obj.last_attempted_at, database_now_of(obj))
+
+    @admin.display(description="Progress")
+    def progress_shown(self, obj: Job) -> str:
+        return job_progress.shown(obj)
 
     @admin.display(description="Worker")
     def worker(self, obj: Job) -> str:
@@ -163,12 +174,12 @@ class ColumnsMixin:
         url = reverse("admin:robust_queue_concurrency") + f"?job={obj.pk}#rq-key"
         return format_html('<a href="{}">{}</a>', url, masking.shown_concurrency_key(obj) or "—")
 
-    @admin.display(description="Blocked since")
+    @admin.display(description="Blocked since", ordering="blocked_execution__id")
     def blocked_since(self, obj: Job) -> str:
         blocked = _execution(obj, "blocked_execution")
         return moment(blocked.created_at) if blocked else "—"
 
-    @admin.display(description="Failed")
+    @admin.display(description="Failed", ordering="failed_execution__created_at")
     def failed_at(self, obj: Job) -> str:
         failed = _execution(obj, "failed_execution")
         return moment(failed.created_at) if failed else "—"
@@ -189,7 +200,7 @@ class ColumnsMixin:
             '<span class="rq-exception">{}</span><span class="rq-message">{}</span>', name, message
         )
 
-    @admin.display(description="Finished")
+    @admin.display(description="Finished", ordering="finished_at")
     def finished(self, obj: Job) -> str:
         return moment(obj.finished_at)
 

@@ -118,7 +118,7 @@ class ExceptionFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         if state_of(request) != JobState.FAILED and not self.value():
             return []
-        names = {group.exception_class for group in stats.failure_groups(model_admin.using)}
+        names = set(stats.exception_classes(model_admin.using))
         current = self.value()
         if current:
             names.add(current)

@@ -32,7 +32,10 @@ from . import (
     job_reschedule,
     job_views,
     key_filters,
+    row_actions,
     search,
+    sorting,
+    stranded,
 )
 from .tag_filter import TagFilter
 
@@ -76,7 +79,8 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
     search_fields = ("result_id", "task_path")
     search_help_text = search.HELP
     ordering = ("-pk",)
-    # Each list has one order, served by an index (columns.ORDERING): a
+    # Each list has its order, served by an index (columns.ORDERING), and
+    # sorts by the columns an index serves only (get_sortable_by): a
     # hand-typed ``o=`` must not sort a million rows another way.
     sortable_by = ()
     paginator = CappedPaginator
@@ -129,7 +133,12 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
         return jobs
 
     def get_list_display(self, request: HttpRequest) -> Any:
-        return columns.list_display_for(request)
+        shown = columns.list_display_for(request)
+        actions = row_actions.column(self.jobs_context, request)
+        return shown if actions is None else (*shown, actions)
+
+    def get_sortable_by(self, request: HttpRequest) -> Any:
+        return sorting.sortable_columns(request)
 
     def get_ordering(self, request: HttpRequest) -> Any:
         return columns.ordering_for(request)
@@ -143,7 +152,10 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        return search.search(queryset, term, filters.state_of(request)), False
+        found = search.search(queryset, term, filters.state_of(request))
+        # Said on the page (changelist.note_the_cap).
+        request.rq_search_note = found.note  # type: ignore[attr-defined]
+        return found.jobs, False
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
         return self._may(request, permissions.RETRY)
@@ -191,10 +203,22 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         permissions.refuse_forged_action(self, request)
-        context = {"state_tabs": changelist.state_tabs(request), **(extra_context or {})}
+        context = {
+            "state_tabs": changelist.state_tabs(request),
+            "rq_sort_note": sorting.note(request, self._column_labels(request)),
+            "rq_row_form": row_actions.FORM_ID,
+            **(extra_context or {}),
+        }
         response = super().changelist_view(request, context)
-        changelist.note_the_cap(response)
+        changelist.note_the_cap(response, getattr(request, "rq_search_note", ""))
         return response
+
+    def _column_labels(self, request: HttpRequest) -> dict[str, str]:
+        """Each column's header (its ``admin.display`` description)."""
+        return {
+            name: str(getattr(getattr(self, name, None), "short_description", name))
+            for name in columns.list_display_for(request)
+        }
 
     def change_view(
         self,
@@ -229,6 +253,12 @@ class JobAdmin(ReadOnlyAdminMixin, columns.ColumnsMixin, _ModelAdmin):
                 "task/<path:task_path>/",
                 view(task_page.view_for(jobs)),
                 name="robust_queue_task_page",
+            ),
+            path("stranded/", view(stranded.list_view(jobs)), name="robust_queue_stranded"),
+            path(
+                "stranded/move/",
+                view(stranded.move_view(jobs)),
+                name="robust_queue_stranded_move",
             ),
             path(
                 "<path:object_id>/do/<str:verb>/",

@@ -1,4 +1,4 @@
-"""The job page and its one-job actions (retry, discard, run now, cancel)."""
+"""The job page and its one-job actions (retry, discard, run now, cancel, edit)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,26 @@ from django.views.decorators.http import require_http_methods
 
 from ...exceptions import UndiscardableError
 from ...models import Job, JobState, TaskPause
+from ...models.job_state import WAITING_STATES
 from ...operations import bulk
 from .. import audit, display, pages, permissions
 from ..bulk_task import bulk_operation
 from ..jobs_context import JobsContext
 from ..masking import values as masking
-from . import job_cancel, job_durations, rate_waits, unique_keys, waiting
+from . import (
+    job_cancel,
+    job_durations,
+    job_edit,
+    job_progress,
+    job_steps,
+    rate_waits,
+    unique_keys,
+    waiting,
+)
+from .attempt_logs import attempt_logs
 from .attempts import Attempt, attempts_of, labelled_errors
+from .row_actions import next_url
+from .tracebacks import with_parts
 
 OPERATION_TASK_PATH = bulk_operation.module_path
 VERBS = {
@@ -35,6 +48,7 @@ VERBS = {
     "discard": permissions.DISCARD,
     "run": permissions.RUN_NOW,
     "cancel": permissions.CANCEL,
+    "edit": permissions.EDIT,
 }
 
 
@@ -58,8 +72,9 @@ def detail(jobs: JobsContext, request: HttpRequest, object_id: str) -> HttpRespo
         "state_label": state.label if state else display.NO_STATE,
         "shown": shown,
         "worker_ids": worker_ids,
-        "attempt_errors": labelled_errors(shown.errors, worker_ids),
+        "attempt_errors": with_parts(labelled_errors(shown.errors, worker_ids)),
         "attempts": attempts,
+        "attempt_logs": attempt_logs(job),
         "timeline": timeline(job, attempts),
         "waited": job_durations.waited(job, state, now),
         "ran_for": job_durations.ran_for(job, state, attempts, now),
@@ -70,8 +85,11 @@ def detail(jobs: JobsContext, request: HttpRequest, object_id: str) -> HttpRespo
         "can_run_now": state in (JobState.SCHEDULED, JobState.BLOCKED),
         "can_discard": state != JobState.CLAIMED,
         "can_cancel": state in job_cancel.CANCELLABLE,
+        "can_edit": state in WAITING_STATES,
         "cancel_requested": _cancel_requested(job),
         "operation": _operation_progress(job),
+        "progress": job_progress.shown(job) if job.progress is not None else None,
+        "steps": job_steps.shown(job),
         "audit_entries": audit.of_job(job),
         "unique_key": unique_keys.of_job(job),
         "waiting_on": waiting.waiting_on(job),
@@ -90,11 +108,13 @@ def action_view(jobs: JobsContext) -> Callable[..., HttpResponse]:
         job = _get_job(jobs, object_id)
         if verb == "discard":
             return _discard(jobs, request, job)
-        if verb == "cancel":
+        if verb in ("cancel", "edit"):
             crumbs = [
                 *_crumbs(jobs, job, display.state_of(job))[:-1],
                 (jobs.url("change", job.pk), f"#{job.pk}"),
             ]
+            if verb == "edit":
+                return job_edit.edit_view(jobs, request, job, crumbs)
             return job_cancel.cancel_view(jobs, request, job, crumbs)
         if request.method != "POST" and verb == "run" and hasattr(job, "blocked_execution"):
             return _confirm_run_blocked(jobs, request, job)
@@ -112,7 +132,8 @@ def action_view(jobs: JobsContext) -> Callable[..., HttpResponse]:
             messages.warning(
                 request, f"Job #{job.pk} was not changed: it is {label} or a worker holds it."
             )
-        return HttpResponseRedirect(jobs.url("change", job.pk))
+        # Back to the list a row's button was pressed on, if so.
+        return HttpResponseRedirect(next_url(request) or jobs.url("change", job.pk))
 
     return view
 
@@ -126,13 +147,17 @@ def _discard(jobs: JobsContext, request: HttpRequest, job: Job) -> HttpResponse:
             ("", "Discard"),
         ]
         title = f"Discard job #{job.pk}?"
-        context = {**pages.context(jobs, request, title, crumbs), "job": job}
+        context = {
+            **pages.context(jobs, request, title, crumbs),
+            "job": job,
+            "next": next_url(request),
+        }
         return TemplateResponse(request, "admin/robust_queue/job/discard.html", context)
     try:
         discarded = job.discard()
     except UndiscardableError as exc:
         messages.error(request, str(exc))
-        return HttpResponseRedirect(jobs.url("change", job.pk))
+        return HttpResponseRedirect(next_url(request) or jobs.url("change", job.pk))
     if discarded:
         audit.record(
             request.user.pk, f"Discarded job #{job.pk} ({job.task_path}).", job, deleted=True
@@ -140,7 +165,7 @@ def _discard(jobs: JobsContext, request: HttpRequest, job: Job) -> HttpResponse:
         messages.success(request, f"Job #{job.pk} was discarded.")
     else:
         messages.warning(request, f"Job #{job.pk} was not discarded: a worker holds it.")
-    return HttpResponseRedirect(jobs.url("changelist"))
+    return HttpResponseRedirect(next_url(request) or jobs.url("changelist"))
 
 
 def _confirm_run_blocked(jobs: JobsContext, request: HttpRequest, job: Job) -> HttpResponse:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .text_masking import MASK
+from ...masking import MASK
 
 _SCALARS = (str, int, float)
 
@@ -29,9 +30,21 @@ def masked_values(original: Any, masked: Any) -> set[str]:
         for value, shown in zip(original, masked, strict=True):
             found |= masked_values(value, shown)
         return found
+    if isinstance(original, str) and isinstance(masked, str) and original != masked:
+        return _hidden_parts(original, masked)
     if original != masked:
         return _scalars(original)
     return set()
+
+
+def _hidden_parts(original: str, masked: str) -> set[str]:
+    """The parts of ``original`` that text masking turned into ``MASK``:
+    "said token=abc rejected" shown as "said token=******** rejected"
+    hides "abc", not the whole message."""
+    kept = masked.split(MASK)
+    pattern = "(.+?)".join(re.escape(part) for part in kept)
+    match = re.fullmatch(pattern, original, re.DOTALL)
+    return set(match.groups()) if match else {original}
 
 
 def _scalars(value: Any) -> set[str]:

@@ -1,28 +1,22 @@
 """Hiding secrets in what the admin shows of a job or recurring task.
 
-``ROBUST_QUEUE["admin_mask"]`` is one of:
+Every value goes through the core's one function (``robust_queue.masking``:
+secret names, secret shapes, free text); this module adds what only the
+admin knows: a task's positional parameter names (a positional value
+whose parameter is secret is hidden), the ``admin_mask`` callable, and
+the values an argument mask hid, hunted for again in the job's
+tracebacks, error messages and keys (``secrets.py``).
 
-- a list of name patterns (default ``DEFAULT_MASK``): a value whose name
-  matches (a keyword, a positional parameter or a dict key, at any depth)
-  shows as ``MASK``. Matching is case-insensitive: a plain string is a
-  substring, a string with ``*?[`` a glob, a compiled regex is searched
-  (``text_masking.name_matches``);
-- a callable ``mask(task_path, data) -> data`` (or its dotted path) given
-  ``{"args": [...], "kwargs": {...}, "return_value": ...}``; free text is
-  then masked with ``DEFAULT_MASK``;
-- an empty list (or None/False): nothing is masked.
-
-Tracebacks and concurrency keys are masked too: every value masked above
-is replaced wherever it appears, and so is any value written next to a
-matching name (``password=...``). Masking happens only for display;
-nothing here logs a value.
+``ROBUST_QUEUE["admin_mask"]`` may be a callable ``mask(task_path, data)
+-> data`` (or its dotted path) given ``{"args": [...], "kwargs": {...},
+"return_value": ...}``; what it returns is masked by the core as well.
+Masking happens only for display; nothing here logs a value.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,16 +24,17 @@ from typing import Any
 
 from django.utils.module_loading import import_string
 
-from ... import conf
+from ... import conf, masking
 from ...exceptions import DeserializationError, UnknownTaskError
 from ...models import Job
 from ...options.registry import resolve_task
+from ...options.sealing import is_sealed
 from .. import display
 from .secrets import masked_values
-from .text_masking import MASK, Pattern, mask_text, name_matches
 
+MASK = masking.MASK
 # The key table holds the default.
-DEFAULT_MASK: tuple[str, ...] = conf.ADMIN_MASK.default
+DEFAULT_MASK: tuple[str, ...] = masking.DEFAULT_NAMES
 Rule = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 logger = logging.getLogger(__name__)
@@ -90,7 +85,9 @@ def shown(job: Job) -> Shown:
         failure = None
     except DeserializationError as exc:
         args, kwargs, failure = [], {}, exc
-    data = {"args": args, "kwargs": kwargs, "return_value": job.return_value}
+    # An @encrypted task's: shown as "encrypted", never decrypted here.
+    sealed = is_sealed(job.return_value)
+    data = {"args": args, "kwargs": kwargs, "return_value": None if sealed else job.return_value}
     masked = masker.mask(data)
     secrets = masked_values(data, masked)
     errors = [
@@ -99,11 +96,13 @@ def shown(job: Job) -> Shown:
     ]
     return Shown(
         arguments=(
-            display.cannot_decode(failure)
+            display.ENCRYPTED
+            if is_sealed(job.arguments)
+            else display.cannot_decode(failure)
             if failure
             else display.pretty({"args": masked["args"], "kwargs": masked["kwargs"]})
         ),
-        return_value=display.pretty(masked["return_value"]),
+        return_value=display.ENCRYPTED if sealed else display.pretty(masked["return_value"]),
         metadata=display.pretty(masker.mask_metadata(job.metadata)),
         errors=errors,
         concurrency_key=masker.mask_text(display.text(job.concurrency_key), secrets),
@@ -152,7 +151,7 @@ def error_texts(rows: Iterable[tuple[Job, str]]) -> Iterator[tuple[Job, str]]:
 
 
 def _masked_error(masker: _Masker, job: Job, text: str) -> str:
-    if not masker.patterns and masker.rule is None:
+    if not masker.rules.is_on:
         return text
     try:
         args, kwargs = display.decoded_arguments(job.arguments)
@@ -163,8 +162,8 @@ def _masked_error(masker: _Masker, job: Job, text: str) -> str:
 
 
 def is_on() -> bool:
-    """Whether ``admin_mask`` hides anything."""
-    return bool(_Masker("", "").patterns)
+    """Whether masking hides anything."""
+    return masking.rules().is_on
 
 
 def hidden_key_value(key: str) -> str:
@@ -187,14 +186,6 @@ def shown_arguments(task_path: str, backend_alias: str, arguments: Any) -> str:
     return display.pretty({"args": masked["args"], "kwargs": masked["kwargs"]})
 
 
-def _patterns(rule: Any) -> list[Pattern]:
-    # A pattern of any other type (a typo in settings) counts as "mask
-    # every name": hiding too much beats a page that fails.
-    if not rule:
-        return []
-    return [p if isinstance(p, (str, re.Pattern)) else "" for p in rule if p]
-
-
 class _Masker:
     """The ``admin_mask`` rule applied to one task's values."""
 
@@ -204,27 +195,37 @@ class _Masker:
         if isinstance(rule, str):
             rule = import_string(rule)
         self.rule: Rule | None = rule if callable(rule) else None
-        self.patterns: list[Pattern] = list(DEFAULT_MASK) if self.rule else _patterns(rule)
+        self.rules = masking.rules()
 
     def mask(self, data: dict[str, Any]) -> dict[str, Any]:
         if self.rule is not None:
-            return self._apply_callable(self.rule, data)
-        if self.patterns:
-            return self._mask_names(data)
-        return data
+            data = self._apply_callable(self.rule, data)
+        if not self.rules.is_on:
+            return data
+        positional = self._positional if self.rule is None else None
+        args = [
+            MASK
+            if self.rule is None and self._is_secret_position(positional, index)
+            else self._masked(value)
+            for index, value in enumerate(data["args"] or [])
+        ]
+        kwargs = self._masked(data["kwargs"] or {})
+        return {"args": args, "kwargs": kwargs, "return_value": self._masked(data["return_value"])}
 
     def mask_metadata(self, metadata: Any) -> Any:
-        """Job metadata with values under matching names hidden: a callable
-        rule sees only arguments, so names match ``DEFAULT_MASK`` then."""
-        return self._scrub(metadata) if self.patterns else metadata
+        """Job metadata, masked by the core (names and shapes)."""
+        return self._masked(metadata)
 
     def mask_text(self, text: str, secrets: set[str]) -> str:
-        return mask_text(text, self.patterns, secrets) if self.patterns else text
+        return self.rules.text(text, secrets)
 
     def hide_key_value(self, key: str) -> str:
         """``<group or task path>/********`` when masking is on."""
         prefix, slash, _ = key.partition("/")
-        return f"{prefix}/{MASK}" if self.patterns and slash else key
+        return f"{prefix}/{MASK}" if self.rules.is_on and slash else key
+
+    def _masked(self, value: Any) -> Any:
+        return masking.mask(value, using=self.rules)
 
     def _apply_callable(self, rule: Rule, data: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -241,36 +242,11 @@ class _Masker:
             )
             return {"args": [MASK], "kwargs": {}, "return_value": MASK}
 
-    def _mask_names(self, data: dict[str, Any]) -> dict[str, Any]:
-        positional = self._positional
-        args = [
-            MASK if self._is_secret_position(positional, index) else self._scrub(value)
-            for index, value in enumerate(data["args"])
-        ]
-        kwargs = {
-            key: MASK if self._is_secret(key) else self._scrub(value)
-            for key, value in data["kwargs"].items()
-        }
-        return {"args": args, "kwargs": kwargs, "return_value": self._scrub(data["return_value"])}
-
     def _is_secret_position(self, positional: list[str] | None, index: int) -> bool:
         # Unknown parameter names: any positional value might be a secret.
         if positional is None:
             return True
-        return index < len(positional) and self._is_secret(positional[index])
-
-    def _is_secret(self, name: Any) -> bool:
-        return isinstance(name, str) and name_matches(name, self.patterns)
-
-    def _scrub(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                key: MASK if self._is_secret(key) else self._scrub(item)
-                for key, item in value.items()
-            }
-        if isinstance(value, list):
-            return [self._scrub(item) for item in value]
-        return value
+        return index < len(positional) and self.rules.is_secret_name(positional[index])
 
     @cached_property
     def _positional(self) -> list[str] | None:

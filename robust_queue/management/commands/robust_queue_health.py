@@ -28,6 +28,17 @@ def seconds(value: str) -> float:
         ) from None
 
 
+def ratio(value: str) -> float:
+    """``0.5``, ``2``: dead rows per live row, more than 0."""
+    try:
+        result = float(value)
+    except ValueError:
+        result = 0.0
+    if not 0 < result < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number more than 0, not {value!r}")
+    return result
+
+
 def queue_name(value: str) -> str:
     error = queue_name_error(value)
     if error is not None:
@@ -38,7 +49,8 @@ def queue_name(value: str) -> str:
 class Command(BaseCommand):
     help = (
         "Check that Robust Queue works here: database, migrations, this "
-        "host's supervisor, heartbeats, queues served by live workers. Exit "
+        "host's supervisor, heartbeats, queues served by live workers, the "
+        "queue tables' dead rows and the oldest open transaction. Exit "
         "0 if healthy, 1 if not (for Kubernetes probes and cron)."
     )
     requires_system_checks: list[str] = []
@@ -78,6 +90,19 @@ class Command(BaseCommand):
             help="fail (not only warn) when a worker queue is used by no task (W020)",
         )
         parser.add_argument(
+            "--max-transaction-age",
+            type=seconds,
+            metavar="DURATION",
+            help="fail when a transaction on the database server is open longer (60, 5m, 1h)",
+        )
+        parser.add_argument(
+            "--max-dead-tuple-ratio",
+            type=ratio,
+            metavar="RATIO",
+            help="fail when a queue table holds more dead rows per live row "
+            "(PostgreSQL; tables with 10,000+ dead rows)",
+        )
+        parser.add_argument(
             "--pidfile", help="the supervisor's pidfile (default: supervisor_pidfile)"
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -97,6 +122,8 @@ class Command(BaseCommand):
                 require_workers=options["require_workers"],
                 check_supervisor=not options["skip_supervisor"],
                 fail_on_unused_queues=options["fail_on_unused_queues"],
+                max_dead_tuple_ratio=options["max_dead_tuple_ratio"],
+                max_transaction_age=options["max_transaction_age"],
             ),
         )
         if options["json"]:

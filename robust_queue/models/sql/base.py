@@ -14,12 +14,16 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from threading import Event
 from typing import Any, ClassVar, cast
 
 from django.db import DatabaseError, NotSupportedError, transaction
 from django.db.backends.utils import CursorWrapper
 
+from .claim_position import ClaimPositions, Position
+from .finish_probe import FinishProbe
+from .server_state import DeadRows, OpenTransaction
 from .statements import Statement, Statements, marks, queue_filter
 
 # A claim's time, taken when first called (a ``claims_in_doubt.Stamp``).
@@ -58,6 +62,9 @@ class Dialect(Statements):
     _LOCK_WAIT: ClassVar[tuple[str, str] | None] = None
     # Whether ``listen`` can tell an idle worker that jobs became ready.
     supports_listen: ClassVar[bool] = False
+    # Whether a worker's claim starts after its last one (claim_position.py):
+    # where deleted rows leave index entries that open transactions keep.
+    resumes_claims: ClassVar[bool] = True
 
     def transaction(self, *, savepoint: bool = True) -> AbstractContextManager[None]:
         """One transaction around plain statements on this connection.
@@ -90,24 +97,74 @@ class Dialect(Statements):
     def notify(self, queue_names: Collection[str]) -> None:
         """Wake idle listeners of ``queue_names`` when the transaction commits."""
 
+    def notify_finished(self, result_id: str) -> None:
+        """Wake the waiters of an awaited job that ended (``finish_probe.py``)."""
+
+    def finish_probe(self, result_id: str) -> FinishProbe:
+        """A probe of the end of job ``result_id`` on a connection of its
+        own; the caller closes it."""
+        return FinishProbe(self, result_id)
+
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
+        self,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> ClaimedRows:
         """Claim up to ``limit`` ready jobs that match ``queue``, atomically.
 
         ``stamp`` gives the claim's time (its rows' ``created_at``, the
         jobs' start): called once the claim holds its rows, so it is later
-        than the commit of every job it claims.
+        than the commit of every job it claims. ``resume``: start after
+        this connection's last claim of ``queue`` (``claim_position.py``).
         """
         with self.transaction():
-            return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
+            return self.claim_in_transaction(
+                limit, queue, process_id, worker_id, stamp, resume=resume
+            )
 
     def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
+        self,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> ClaimedRows:
         """``claim`` inside the caller's ``transaction()``."""
+        if not (resume and self.resumes_claims):
+            return self._claim_locking(limit, queue, None, process_id, worker_id, stamp)
+        positions = self.claim_positions
+        after = positions.start(queue)
+        claimed = self._claim_locking(limit, queue, after, process_id, worker_id, stamp)
+        if not claimed.rows and positions.rescan(queue, after):
+            after = None
+            claimed = self._claim_locking(limit, queue, None, process_id, worker_id, stamp)
+        positions.record(queue, after, claimed)
+        return claimed
+
+    @cached_property
+    def claim_positions(self) -> ClaimPositions:
+        """Where this connection's claims ended, by claim filter."""
+        return ClaimPositions()
+
+    def _claim_locking(
+        self,
+        limit: int,
+        queue: Statement,
+        after: Position | None,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
+    ) -> ClaimedRows:
         with self.connection.cursor() as cursor:
-            cursor.execute(*self.lock_ready(limit, queue))
+            cursor.execute(*self.lock_ready(limit, queue, after))
             locked = cursor.fetchall()
             if not locked:
                 return ClaimedRows([], [])
@@ -139,17 +196,19 @@ class Dialect(Statements):
         return_value: Any,
         then: NextClaimArgs,
         stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> tuple[bool, ClaimedRows]:
         """``finish``, and only if it finished, ``claim`` in the same
         transaction: ``then`` is the claim's (limit, queue, process id,
-        worker id), ``stamp`` its time (``claim``). One commit per job
-        instead of two."""
+        worker id), ``stamp`` its time and ``resume`` its start (``claim``).
+        One commit per job instead of two."""
         with self.transaction():
             if not self.take_claim(claim_id):
                 return False, ClaimedRows([], [])
             with self.connection.cursor() as cursor:
                 cursor.execute(*self.finish_job(job_id, now, return_value))
-            return True, self.claim_in_transaction(*then, stamp)
+            return True, self.claim_in_transaction(*then, stamp, resume=resume)
 
     def claim_filter(
         self, queue_name: str | None, excluded: Sequence[str], paused_tasks: Sequence[str] | None
@@ -274,8 +333,40 @@ class Dialect(Statements):
         # SQLite has no row locks: its busy database is no lock conflict.
         return None
 
+    def lacks_schema(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says a table or a column is missing: the queue's
+        migrations are not applied to this database. Read only after a
+        statement failed, never on the way to one."""
+        if not isinstance(exc, DatabaseError):
+            return False
+        return any(e is not None and self._lacks_schema(e) for e in (exc, exc.__cause__))
+
+    def _lacks_schema(self, error: BaseException) -> bool:
+        return False
+
     def refuses_value(self, exc: BaseException, stored: Any) -> bool:
         """Whether ``exc``, raised writing ``stored``, is the server refusing
         that value for good (a retry writes it again), though its class
         says transient. ``stored`` is JSON-serialisable."""
         return False
+
+    # Whether the server shows other sessions' open transactions (not
+    # SQLite: one file, whose readers hold back nothing the queue needs).
+    sees_transactions: ClassVar[bool] = False
+
+    def dead_rows(self, tables: Sequence[str]) -> list[DeadRows] | None:
+        """Live and dead rows of ``tables`` (unquoted names) by the server's
+        statistics; None where the database keeps no such count
+        (``server_state.py``)."""
+        return None
+
+    def oldest_transaction(self) -> OpenTransaction | None:
+        """The oldest transaction open on the server but this session's;
+        None if there is none (or ``sees_transactions`` is False)."""
+        return None
+
+    def purge_backlog(self) -> int | None:
+        """Old row versions the server still keeps for open transactions
+        (InnoDB's history list length); None where it has no such count or
+        this session may not read it."""
+        return None

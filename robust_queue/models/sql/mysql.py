@@ -35,6 +35,7 @@ from django.db.backends.utils import CursorWrapper
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .round_trips import BEGIN, COMMIT, Sent, send
+from .server_state import MYSQL_HISTORY_LENGTH, MYSQL_OLDEST_TRANSACTION, OpenTransaction
 from .statements import Statement
 from .watch import watch_newest_ready
 
@@ -42,6 +43,8 @@ from .watch import watch_newest_ready
 _LOCK_CONFLICTS = {1213: "deadlock", 1205: "lock wait timeout"}
 _PACKET_TOO_LARGE = 1153
 _CONNECTION_LOST = (2006, 2013)
+# ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR
+_MISSING_SCHEMA = (1146, 1054)
 # Room for the rest of the statement around the value.
 _PACKET_MARGIN = 4096
 
@@ -56,6 +59,12 @@ logger = logging.getLogger(__name__)
 class MySQLDialect(Dialect):
     vendor = "mysql"
     _APPEND = "JSON_ARRAY_APPEND(worker_ids, '$', %s)"
+    # Off: InnoDB skips delete-marked records before it checks a range's
+    # end, so the higher-priority range, empty but at the head of the
+    # index, walks every entry a read view keeps, as a claim from the head
+    # does (34 pages against 4 for the same-priority range after 20,000
+    # deletes; BENCHMARKS.md, "Soak").
+    resumes_claims: ClassVar[bool] = False
     # The job's column keeps the server's collation, which may ignore case:
     # compare bytes, like every other pause.
     _PAUSED_PATHS = "BINARY p.task_path = BINARY j.task_path"
@@ -141,10 +150,18 @@ class MySQLDialect(Dialect):
         return [(sql, [job.queue_name, job.priority, self._datetime(now)])]
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
+        self,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> ClaimedRows:
         if not self._in_own_transaction():
-            return super().claim(limit, queue, process_id, worker_id, stamp)
+            return super().claim(limit, queue, process_id, worker_id, stamp, resume=resume)
+        # From the head of the index whatever ``resume`` says (resumes_claims).
         with self._own_transaction():
             [locked] = self._send([self.lock_ready(limit, queue)], begin=True)
             return self._claim_locked(locked.rows, process_id, worker_id, stamp)
@@ -165,12 +182,17 @@ class MySQLDialect(Dialect):
         return_value: Any,
         then: NextClaimArgs,
         stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> tuple[bool, ClaimedRows]:
         if not self._in_own_transaction():
-            return super().finish_and_claim(claim_id, job_id, now, return_value, then, stamp)
-        limit, (where, params), process_id, worker_id = then
+            return super().finish_and_claim(
+                claim_id, job_id, now, return_value, then, stamp, resume=resume
+            )
+        limit, queue, process_id, worker_id = then
+        where, params = queue
         # The lock (the claim's first statement) reads nothing unless the
-        # finish before it took its claim.
+        # finish before it took its claim; from the head, as ``claim``.
         lock = self.lock_ready(limit, (f"{_TAKEN} = 1 AND {where}", params))
         with self._own_transaction():
             statements = [*self._finish_statements(claim_id, job_id, now, return_value), lock]
@@ -272,6 +294,9 @@ class MySQLDialect(Dialect):
         code = self.error_code(error)
         return None if code is None else _LOCK_CONFLICTS.get(code)
 
+    def _lacks_schema(self, error: BaseException) -> bool:
+        return self.error_code(error) in _MISSING_SCHEMA
+
     def refuses_value(self, exc: BaseException, stored: Any) -> bool:
         # A statement over max_allowed_packet gets 1153, or the server drops
         # the connection and the client reports 2006/2013.
@@ -295,3 +320,27 @@ class MySQLDialect(Dialect):
         except DatabaseError:
             return False  # The server is unreachable: a real outage.
         return len(json.dumps(stored)) + _PACKET_MARGIN >= int(limit)
+
+    sees_transactions: ClassVar[bool] = True
+
+    def oldest_transaction(self) -> OpenTransaction | None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(MYSQL_OLDEST_TRANSACTION)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        age, session, database, state, query = row
+        return OpenTransaction(float(age), int(session), str(database), str(state), str(query))
+
+    def purge_backlog(self) -> int | None:
+        # MariaDB's status variable, else MySQL 8's metric; None if neither reads.
+        for sql in MYSQL_HISTORY_LENGTH:
+            try:
+                with self.connection.cursor() as cursor:
+                    cursor.execute(sql)
+                    row = cursor.fetchone()
+            except DatabaseError:
+                continue
+            if row is not None:
+                return int(row[-1])
+        return None

@@ -9,28 +9,41 @@ queues that got ready jobs.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import cached_property, partial
 from threading import Event
 from typing import Any, ClassVar, cast
 
+from django.db import NotSupportedError
 from django.db.models import JSONField
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
-from .statements import ONE_QUEUE, Statement
+from .claim_position import Position, bounded, bounded_params
+from .finish_probe import FINISHED_CHANNEL, FinishProbe, PostgreSQLFinishProbe
+from .listen_target import listen_route
+from .server_state import (
+    POSTGRESQL_DEAD_ROWS,
+    POSTGRESQL_OLDEST_TRANSACTION,
+    DeadRows,
+    OpenTransaction,
+)
+from .statements import CLAIM_ORDER, ONE_QUEUE, Statement
+from .transaction_settings import setting_per_transaction
 
 # A transaction that lost: deadlock_detected, lock_not_available.
 _LOCK_CONFLICTS = {"40P01": "deadlock", "55P03": "lock wait timeout"}
+# undefined_table, undefined_column
+_MISSING_SCHEMA = ("42P01", "42703")
 
 NOTIFY_CHANNEL = "robust_queue_ready"
 
 # Lock, move and stamp ready jobs: the CTEs "picked", "taken", "claimed";
-# {gate} is an extra condition on the ready rows.
+# {picked} is _PICK, or two of them (claim_position.py).
 _CLAIM_STEPS = """
 picked AS MATERIALIZED (
-    SELECT id FROM {ready} WHERE {where}{gate}
-    ORDER BY {order} LIMIT %s FOR UPDATE SKIP LOCKED
+    {picked}
 ), taken AS (
     DELETE FROM {ready} AS ready USING picked WHERE ready.id = picked.id
     RETURNING ready.job_id
@@ -62,6 +75,10 @@ RETURNING job.*, claimed.id AS claim_id"""
 
 _CLAIM = f"WITH {_CLAIM_STEPS}{_STAMP}"
 
+# The locking read of ready rows; {gate} is an extra condition on them.
+_PICK = """SELECT id FROM {ready} WHERE {where}{gate}
+    ORDER BY {order} LIMIT %s FOR UPDATE SKIP LOCKED"""
+
 # One named queue, as a range of one value: the planner then keeps
 # queue_name in the ORDER BY (it drops a column equal to a constant), which
 # only rq_ready_poll_queue yields in order. With "queue_name = %s" it may
@@ -69,14 +86,28 @@ _CLAIM = f"WITH {_CLAIM_STEPS}{_STAMP}"
 # of other queues first, on the guess that the queue's rows are spread
 # evenly: 64 ms a claim past 250,000 of them (BENCHMARKS.md). queue_name's
 # collation is deterministic, so the range holds exactly the equal names.
-_ONE_QUEUE_IN_ORDER = ("queue_name >= %s AND queue_name <= %s", "queue_name, priority DESC, job_id")
+_ONE_QUEUE_IN_ORDER = (
+    "queue_name >= %s AND queue_name <= %s",
+    f"queue_name, {CLAIM_ORDER}",
+)
+
+# Waiters of a job's end (robust_queue.wait) LISTEN on FINISHED_CHANNEL;
+# the payload is the job's result id. Sent only for a job marked awaited:
+# a finish that nobody waits for notifies nobody and takes no notify lock
+# at commit.
+_NOTIFY_AWAITED = f"""notified AS (
+    SELECT pg_notify('{FINISHED_CHANNEL}', result_id) FROM finished WHERE awaited
+)"""
 
 # The DELETE is the fence: after a concurrent prune it deletes nothing and
-# the UPDATE matches no job.
-_FINISH = """
-WITH taken AS (DELETE FROM {claimed} WHERE id = %s RETURNING job_id)
-UPDATE {job} AS job SET finished_at = %s, return_value = %s
-FROM taken WHERE job.id = taken.job_id
+# the UPDATE matches no job. One row: the number of jobs finished (0 or 1).
+_FINISH = f"""
+WITH taken AS (DELETE FROM {{claimed}} WHERE id = %s RETURNING job_id),
+finished AS (
+    UPDATE {{job}} AS job SET finished_at = %s, return_value = %s
+    FROM taken WHERE job.id = taken.job_id RETURNING job.result_id, job.awaited
+), {_NOTIFY_AWAITED}
+SELECT count(*) FROM finished WHERE (SELECT count(*) FROM notified) >= 0
 """
 
 # _FINISH, then _CLAIM gated on the fence: a claim that was gone finishes
@@ -86,11 +117,12 @@ _FINISH_AND_CLAIM = f"""
 WITH done AS (DELETE FROM {{claimed}} WHERE id = %s RETURNING job_id),
 finished AS (
     UPDATE {{job}} AS job SET finished_at = %s, return_value = %s
-    FROM done WHERE job.id = done.job_id RETURNING job.id
-),{_CLAIM_STEPS}, next AS ({_STAMP}
+    FROM done WHERE job.id = done.job_id RETURNING job.result_id, job.awaited
+), {_NOTIFY_AWAITED},{_CLAIM_STEPS}, next AS ({_STAMP}
 )
 SELECT next.*, (SELECT count(*) FROM finished) AS finished
 FROM (VALUES (1)) AS one LEFT JOIN next ON true
+WHERE (SELECT count(*) FROM notified) >= 0
 """
 
 # One enqueue of jobs that are due and unlimited: insert them, make them
@@ -113,16 +145,22 @@ SELECT result_id, id FROM job WHERE (SELECT count(*) FROM notified) >= 0
 
 class PostgreSQLDialect(Dialect):
     vendor = "postgresql"
-    _LOCK_WAIT = (
-        "SELECT current_setting('lock_timeout')",
-        "SELECT set_config('lock_timeout', %s, false)",
-    )
     supports_listen: ClassVar[bool] = True
+    # A row comparison, which the ready indexes read as one range (the
+    # spelling with OR is a filter over every entry of the priority).
+    _SAME_PRIORITY_AFTER = "priority = %s AND (fair_round, job_id) > (0, %s)"
 
     def insert_ready(self, jobs: Sequence[Any], now: datetime) -> dict[str, int] | None:
         with self.connection.cursor() as cursor:
             cursor.execute(*self.enqueue_ready(jobs, now))
             return dict(cursor.fetchall())
+
+    def notify_finished(self, result_id: str) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [FINISHED_CHANNEL, result_id])
+
+    def finish_probe(self, result_id: str) -> FinishProbe:
+        return PostgreSQLFinishProbe(self, result_id)
 
     def notify(self, queue_names: Collection[str]) -> None:
         with self.connection.cursor() as cursor:
@@ -130,17 +168,30 @@ class PostgreSQLDialect(Dialect):
                 cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, name])
 
     def claim(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
+        self,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> ClaimedRows:
         # One statement: atomic without a transaction of its own.
-        return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp)
+        return self.claim_in_transaction(limit, queue, process_id, worker_id, stamp, resume=resume)
 
-    def claim_in_transaction(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, stamp: ClaimTime
+    def _claim_locking(
+        self,
+        limit: int,
+        queue: Statement,
+        after: Position | None,
+        process_id: int | None,
+        worker_id: str,
+        stamp: ClaimTime,
     ) -> ClaimedRows:
         # One statement: the stamp is taken as late as it can be, just
         # before the statement (and its snapshot) starts.
-        statement = self.claim_in_one(limit, queue, process_id, worker_id, stamp())
+        statement = self.claim_in_one(limit, queue, process_id, worker_id, stamp(), after)
         with self.connection.cursor() as cursor:
             cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-1]
@@ -150,8 +201,16 @@ class PostgreSQLDialect(Dialect):
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
         with self.connection.cursor() as cursor:
             cursor.execute(*self.finish_in_one(claim_id, now, return_value))
-            # Django's cursor wrapper passes rowcount through untyped (an int per DB-API).
-            return cast(int, cursor.rowcount) == 1
+            [(finished,)] = cursor.fetchall()
+            return cast(int, finished) == 1
+
+    @contextmanager
+    def lock_wait(self, seconds: int) -> Iterator[None]:
+        # Per transaction, never the session's: behind a pooler a session
+        # setting stays on a server session that other clients get.
+        value = self._lock_wait_value(seconds)
+        with setting_per_transaction(self.connection, "lock_timeout", value):
+            yield
 
     def _lock_wait_value(self, seconds: int) -> Any:
         return f"{seconds}s"
@@ -161,7 +220,9 @@ class PostgreSQLDialect(Dialect):
     ) -> None:
         import psycopg  # noqa: PLC0415 - only PostgreSQL deployments have it
 
-        params = self.connection.get_connection_params()
+        params = listen_route(self.alias).params
+        if params is None:
+            raise NotSupportedError(f"The {self.alias!r} database is pooled: no LISTEN on it.")
         with psycopg.connect(**params, autocommit=True) as connection:
             connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
             on_listening()
@@ -170,11 +231,17 @@ class PostgreSQLDialect(Dialect):
                     on_notify()
 
     def claim_in_one(
-        self, limit: int, queue: Statement, process_id: int | None, worker_id: str, now: datetime
+        self,
+        limit: int,
+        queue: Statement,
+        process_id: int | None,
+        worker_id: str,
+        now: datetime,
+        after: Position | None = None,
     ) -> Statement:
-        """Lock, move and stamp up to ``limit`` ready jobs."""
-        sql, params = self._claim_sql(_CLAIM, queue, gate="")
-        return sql, [*params, limit, process_id, now, worker_id]
+        """Lock, move and stamp up to ``limit`` ready jobs (past ``after``)."""
+        sql, params = self._claim_sql(_CLAIM, queue, "", limit, after)
+        return sql, [*params, process_id, now, worker_id]
 
     def finish_and_claim(
         self,
@@ -184,15 +251,25 @@ class PostgreSQLDialect(Dialect):
         return_value: Any,
         then: NextClaimArgs,
         stamp: ClaimTime,
+        *,
+        resume: bool = False,
     ) -> tuple[bool, ClaimedRows]:
-        statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp())
+        queue = then[1]
+        positions = self.claim_positions if resume else None
+        after = None if positions is None else positions.start(queue)
+        statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp(), after)
         with self.connection.cursor() as cursor:
             cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-2]
             rows = cursor.fetchall()
         finished = bool(rows and rows[0][-1])
         claimed = [row for row in rows if row[-2] is not None]
-        return finished, _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+        result = _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+        if positions is not None and finished:
+            # No scan again from the head here: the finish is committed,
+            # and the worker's own claim does it if this one took nothing.
+            positions.record(queue, after, result)
+        return finished, result
 
     def finish_and_claim_in_one(
         self,
@@ -201,41 +278,74 @@ class PostgreSQLDialect(Dialect):
         return_value: Any,
         then: NextClaimArgs,
         claimed_at: datetime,
+        after: Position | None = None,
     ) -> Statement:
         """Record success on one claim's job at ``now`` and, only if its
         claim was still there, claim ``then``'s (limit, queue, process id,
-        worker id) at ``claimed_at``."""
+        worker id) at ``claimed_at`` (past ``after``)."""
         limit, queue, process_id, worker_id = then
         sql, params = self._claim_sql(
-            _FINISH_AND_CLAIM, queue, gate=" AND EXISTS (SELECT 1 FROM done)"
+            _FINISH_AND_CLAIM, queue, " AND EXISTS (SELECT 1 FROM done)", limit, after
         )
         return sql, [
             claim_id,
             now,
             self._json(return_value),
             *params,
-            limit,
             process_id,
             claimed_at,
             worker_id,
         ]
 
-    def _claim_sql(self, template: str, queue: Statement, gate: str) -> Statement:
+    def _claim_sql(
+        self, template: str, queue: Statement, gate: str, limit: int, after: Position | None
+    ) -> Statement:
+        """``template`` with its locking read of up to ``limit`` rows, and
+        that read's parameters."""
         where, params = queue
-        order = "priority DESC, job_id"
-        if where == ONE_QUEUE or where.startswith(f"{ONE_QUEUE} "):
+        key = (template, where, gate, after is not None)
+        sql = self._claim_texts.get(key)
+        if sql is None:
+            sql = self._claim_texts[key] = self._claim_text(*key)
+        if after is not None:
+            return sql, bounded_params(params, after, limit)
+        if _is_one_queue(where):
+            return sql, [params[0], *params, limit]
+        return sql, [*params, limit]
+
+    @cached_property
+    def _claim_texts(self) -> dict[tuple[str, str, str, bool], str]:
+        # Made once per claim filter: only the parameters change.
+        return {}
+
+    def _claim_text(self, template: str, where: str, gate: str, resumed: bool) -> str:
+        order = CLAIM_ORDER
+        # Not for a resumed claim: its ranges then start at an equality on
+        # the priority, which a range of queue names before it would turn
+        # into a sort of every job past the position.
+        if _is_one_queue(where) and not resumed:
             where = f"{_ONE_QUEUE_IN_ORDER[0]}{where[len(ONE_QUEUE) :]}"
-            params, order = [params[0], *params], _ONE_QUEUE_IN_ORDER[1]
+            order = _ONE_QUEUE_IN_ORDER[1]
         tables = self.tables
-        sql = template.format(
-            ready=tables.ready,
-            claimed=tables.claimed,
-            job=tables.job,
-            where=where,
-            order=order,
-            gate=gate,
+
+        def pick(where: str) -> str:
+            return _PICK.format(ready=tables.ready, where=where, gate=gate, order=order)
+
+        if not resumed:
+            picked = pick(where)
+        else:
+            ranges = bounded(where, [], (0, 0), self._SAME_PRIORITY_AFTER)
+            picked = " UNION ALL ".join(
+                self._union_branch(n, pick(part)) for n, (part, _) in enumerate(ranges)
+            )
+            picked += " LIMIT %s"
+        return template.format(
+            picked=picked, ready=tables.ready, claimed=tables.claimed, job=tables.job
         )
-        return sql, params
+
+    def _union_branch(self, n: int, select: str) -> str:
+        # A locking read may not be a branch of a UNION, but its subquery.
+        return f"SELECT * FROM ({select}) AS range_{n}"
 
     def finish_in_one(self, claim_id: int, now: datetime, return_value: Any) -> Statement:
         """Delete the claim and record success on its job."""
@@ -289,6 +399,33 @@ class PostgreSQLDialect(Dialect):
     def _lock_conflict_of(self, error: BaseException) -> str | None:
         sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
         return _LOCK_CONFLICTS.get(sqlstate) if isinstance(sqlstate, str) else None
+
+    def _lacks_schema(self, error: BaseException) -> bool:
+        sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        return sqlstate in _MISSING_SCHEMA
+
+    sees_transactions: ClassVar[bool] = True
+
+    def dead_rows(self, tables: Sequence[str]) -> list[DeadRows] | None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(POSTGRESQL_DEAD_ROWS, [list(tables)])
+            rows = cursor.fetchall()
+        return [DeadRows(name, int(live), int(dead), at) for name, live, dead, at in rows]
+
+    def oldest_transaction(self) -> OpenTransaction | None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(POSTGRESQL_OLDEST_TRANSACTION)
+            row = cursor.fetchone()
+        return None if row is None else _open_transaction(row)
+
+
+def _is_one_queue(where: str) -> bool:
+    return where == ONE_QUEUE or where.startswith(f"{ONE_QUEUE} ")
+
+
+def _open_transaction(row: Sequence[Any]) -> OpenTransaction:
+    age, session, database, state, query = row
+    return OpenTransaction(float(age), int(session), str(database), str(state), str(query))
 
 
 def _in_claim_order(columns: list[str], rows: list[tuple[int, tuple[Any, ...]]]) -> ClaimedRows:

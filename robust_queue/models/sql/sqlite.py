@@ -15,10 +15,15 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from threading import Event
-from typing import Any
+from typing import Any, ClassVar
+
+from django.db import NotSupportedError
 
 from .base import Dialect
+from .finish_probe import FinishProbe, SQLiteFinishProbe
 from .watch import watch_newest_ready
+
+_MISSING_SCHEMA = ("no such table: ", "no such column: ")
 
 # Seconds between two looks at the database's data version.
 WATCH_EVERY = 0.02
@@ -27,14 +32,29 @@ WATCH_EVERY = 0.02
 class SQLiteDialect(Dialect):
     vendor = "sqlite"
     _APPEND = "json_insert(worker_ids, '$[#]', %s)"
+    # A DELETE frees its index entries at once: no dead ones to step over.
+    resumes_claims: ClassVar[bool] = False
 
     @property
     def supports_listen(self) -> bool:  # type: ignore[override]
         # An in-memory database is this process's own: nobody else writes it.
         return not self.connection.is_in_memory_db()  # type: ignore[attr-defined]
 
+    def finish_probe(self, result_id: str) -> FinishProbe:
+        if self.connection.is_in_memory_db():  # type: ignore[attr-defined]
+            raise NotSupportedError(
+                "Waiting for a job needs a database that another connection "
+                "can open: this SQLite database is in memory."
+            )
+        return SQLiteFinishProbe(self, result_id)
+
     def insert_ignoring_duplicates(self, table: str, values: str) -> str:
         return f"INSERT OR IGNORE INTO {table} {values}"
+
+    def _lacks_schema(self, error: BaseException) -> bool:
+        # SQLite has no error codes for these: its messages say it.
+        message = str(error)
+        return message.startswith(_MISSING_SCHEMA) or " has no column named " in message
 
     def listen(
         self, stop: Event, on_notify: Callable[[], None], on_listening: Callable[[], None]

@@ -43,7 +43,7 @@ class PagePastTheCapTests(AdminTestCase):
             response = self.client.get(changelist(state="failed", p="2"))
         self.assertEqual(response.status_code, 200)
         self.assertEqual(response.context["cl"].paginator.num_pages, 2)
-        self.assertContains(response, "Showing the newest 4 matching jobs only")
+        self.assertContains(response, "Showing the newest 4 of ")
 
     def test_a_page_past_the_end_keeps_the_filters(self) -> None:
         with mock.patch("robust_queue.admin.jobs.job_admin.JobAdmin.list_per_page", 2):
@@ -129,13 +129,20 @@ class ErrorSearchTests(AdminTestCase):
         response = self.client.get(changelist(state="failed", q="no-such-text"))
         self.assertEqual(list(response.context["cl"].result_list), [])
 
-    def test_only_the_newest_failures_are_searched(self) -> None:
-        """Masking on or off, the error search reads the newest failures."""
+    def test_every_failure_is_searched_where_an_index_serves_it(self) -> None:
+        """Masking on or off, the error search reads every failure through
+        the index of 0024 on PostgreSQL, and the newest failures only on
+        SQLite, which the page says. (MariaDB's full-text index sees
+        committed rows only, never this test's: CommittedSearchTests in
+        test_failure_search.py holds it there.)"""
+        from django.db import connection
+
         from robust_queue.admin.dashboard import stats
 
         tasks.fail.enqueue("other")
         work_off()
         self.login(self.viewer)
+        vendor = connection.vendor
         for settings in ({"admin_mask": []}, {}):
             with self.subTest(settings=settings), override_settings(ROBUST_QUEUE=settings):
                 response = self.client.get(changelist(state="failed", q="kapu"))
@@ -143,4 +150,9 @@ class ErrorSearchTests(AdminTestCase):
                 self.assertEqual(found, [self.failed.pk])
                 with mock.patch.object(stats, "RECENT_FAILURES", 1):
                     response = self.client.get(changelist(state="failed", q="kapu"))
-                self.assertEqual(list(response.context["cl"].result_list), [])
+                found = [j.pk for j in response.context["cl"].result_list]
+                self.assertEqual(found, [self.failed.pk] if vendor == "postgresql" else [])
+                if vendor == "sqlite":
+                    self.assertContains(
+                        response, "Searched the task path and error of the newest 1 failures only"
+                    )

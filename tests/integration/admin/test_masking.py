@@ -98,7 +98,7 @@ TRACEBACK = (
 
 
 class NamePatternTests(AdminTestCase):
-    """Names match case-insensitively, as substrings, globs or regexes."""
+    """Names match case-insensitively, as words, globs or regexes."""
 
     def _kwargs(self, **kwargs: Any) -> dict[str, Any]:
         job = Job.objects.get(result_id=tasks.echo.enqueue(**kwargs).id)
@@ -132,11 +132,21 @@ class NamePatternTests(AdminTestCase):
         )
 
     @override_settings(ROBUST_QUEUE={"admin_mask": ["PASS", "ssn_*", re.compile(r"^pin$")]})
-    def test_substring_glob_and_regex(self) -> None:
-        shown = self._kwargs(db_passphrase="x", ssn_last4="1", my_ssn_x="2", pin="3", spin="4")
+    def test_words_glob_and_regex(self) -> None:
+        """A plain pattern is whole words of the name, not a substring."""
+        shown = self._kwargs(
+            db_pass="x", db_passphrase="y", ssn_last4="1", my_ssn_x="2", pin="3", spin="4"
+        )
         self.assertEqual(
             shown,
-            {"db_passphrase": MASK, "ssn_last4": MASK, "my_ssn_x": "2", "pin": MASK, "spin": "4"},
+            {
+                "db_pass": MASK,
+                "db_passphrase": "y",
+                "ssn_last4": MASK,
+                "my_ssn_x": "2",
+                "pin": MASK,
+                "spin": "4",
+            },
         )
 
     @override_settings(ROBUST_QUEUE={"admin_mask": []})

@@ -62,6 +62,17 @@ class QueueTableTests(AdminTestCase):
         self.assertEqual(rows["reports"].status, "No worker")  # type: ignore[attr-defined]
         self.assertEqual(rows["reports"].workers, 0)  # type: ignore[attr-defined]
 
+    def test_a_quiet_or_stopping_worker_serves_no_queue(self) -> None:
+        tasks.add.using(queue_name="emails").enqueue(1, 2)
+        for command in ("quiet", "quieted", "stop", "stopping"):
+            with self.subTest(command=command):
+                Process.objects.filter(kind=ProcessKind.WORKER).delete()
+                quiet = worker("w1", ["emails"], 3)
+                Process.objects.filter(pk=quiet.pk).update(command=command)
+                rows = self._rows()
+                self.assertEqual(rows["emails"].status, "No worker")  # type: ignore[attr-defined]
+                self.assertEqual(rows["emails"].workers, 0)  # type: ignore[attr-defined]
+
     def test_ready_jobs_that_no_live_worker_polls_are_flagged_no_worker(self) -> None:
         """A queue with ready jobs, a live worker polling other queues and a
         dead one polling it: the table says "No worker" in its status and

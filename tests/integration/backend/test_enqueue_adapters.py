@@ -23,6 +23,7 @@ VALUES: dict[str, list[Any]] = {
     "CharField": [None, "", "tâche-ü", gettext_lazy("lazy"), 17],
     "SmallIntegerField": [0, -100, 100, "7", True],
     "PositiveIntegerField": [0, 3, "4"],
+    "BooleanField": [False, True, 0, 1],
     "DateTimeField": [None, AWARE, AWARE.astimezone(dt.timezone(dt.timedelta(hours=5))), NAIVE],
     "JSONField": [
         None,

@@ -94,10 +94,13 @@ class QueueCapTests(TransactionTestCase):
     def test_concurrent_claimers_never_exceed_the_cap(self) -> None:
         """Claimers on their own connections, finishing what they take and
         claiming again, never have more than CAP jobs claimed at once; a
-        sampler on another connection watches; every job runs once."""
+        sampler on another connection watches; every job runs once. Every
+        claimer's first claim is made before any of them finishes a job (a
+        barrier), so the cap is reached as a fact, not by luck of timing."""
         _enqueue(JOBS)
         processes = [make_process(f"worker-{i}") for i in range(CLAIMERS)]
         done = threading.Event()
+        first_claims = threading.Barrier(CLAIMERS, timeout=60)
         seen: list[int] = []
 
         def sample() -> int:
@@ -107,9 +110,13 @@ class QueueCapTests(TransactionTestCase):
 
         def claim_and_run(process: Process) -> list[int]:
             taken: list[int] = []
+            first = True
             while ReadyExecution.objects.filter(queue_name="mail").exists():
                 batch = _claim(3, process)
                 seen.append(_running())
+                if first:
+                    first_claims.wait()
+                    first = False
                 time.sleep(0.002)
                 for row in batch:
                     taken.append(row.job_id)

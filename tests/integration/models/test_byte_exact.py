@@ -43,6 +43,8 @@ COMPARED = (
     ("robust_queue_job_tag", "tag"),  # 0015
     *_columns_of("0016_rate_limits"),  # rate keys
     *_columns_of("0019_batches"),  # public batch id
+    *_columns_of("0023_process_commands"),  # a process's command, queue actions' filters
+    ("robust_queue_failed_execution", "rq_exception_class"),  # 0024: failure groups
 )
 # Text columns that are never compared with another host's or a user's
 # value, so their collation does not matter.
@@ -59,6 +61,8 @@ NOT_COMPARED = {
     ("robust_queue_recurring_task", "backend_alias"),
     ("robust_queue_recurring_task", "schedule"),
     ("robust_queue_recurring_task", "task_path"),
+    # An IANA zone name, read by zoneinfo, never filtered on (0028).
+    ("robust_queue_recurring_task", "time_zone"),
     # Compared through its hash (key_hash) only.
     ("robust_queue_unique_key", "key"),
 }

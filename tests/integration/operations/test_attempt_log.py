@@ -46,6 +46,30 @@ class AttemptLogTests(TransactionTestCase):
         tasks.fail.enqueue()
         self.assertEqual(self.run_one()[-1].outcome, "failed")
 
+    def test_a_failure_names_its_exception_and_message_masked(self) -> None:
+        """Whatever the Tasks framework logs (Django 6.x logs no failure
+        through a handler by default), the end's line says what was raised."""
+        result = tasks.fail.enqueue("upstream refused: password=hunter22")
+        end = self.run_one()[-1]
+        self.assertEqual(end.error, "ValueError: upstream refused: password=********")
+        self.assertTrue(
+            end.getMessage().endswith(": ValueError: upstream refused: password=********"),
+            end.getMessage(),
+        )
+        self.assertIn(f"Job {result.id} failed", end.getMessage())
+        self.assertNotIn("hunter22", end.getMessage())
+
+    def test_a_long_message_is_cut_after_masking(self) -> None:
+        tasks.fail.enqueue("token=" + "s" * 40 + " " + "m" * 2_000)
+        error = self.run_one()[-1].error
+        self.assertTrue(error.startswith("ValueError: token=******** mmm"), error[:80])
+        self.assertTrue(error.endswith("…"))
+        self.assertNotIn("sss", error)
+
+    def test_a_success_has_no_error_field(self) -> None:
+        tasks.add.enqueue(1, 2)
+        self.assertFalse(hasattr(self.run_one()[-1], "error"))
+
     def test_a_second_attempt_counts(self) -> None:
         control_tasks.flaky.enqueue("k", succeed_on=2)
         self.run_one()

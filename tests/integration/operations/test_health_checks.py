@@ -9,13 +9,15 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from django.test import SimpleTestCase, TestCase
+from django.test import SimpleTestCase, TestCase, override_settings
 from django.utils import timezone
 
 from robust_queue.models import Pause, Process, ProcessKind, ReadyExecution
 from robust_queue.operations import health
 from robust_queue.processes.config import SupervisorConfig
 from testproject import tasks
+
+from .test_health import QUIET_SERVER
 
 HERE = socket.gethostname()
 
@@ -53,6 +55,7 @@ def detail(report: health.Report, name: str) -> str:
 
 
 class HealthyTests(TestCase):
+    @override_settings(ROBUST_QUEUE=QUIET_SERVER)
     def test_a_live_supervisor_and_worker_are_healthy(self) -> None:
         register(ProcessKind.SUPERVISOR)
         register(ProcessKind.WORKER, queues=["*"])
@@ -61,7 +64,16 @@ class HealthyTests(TestCase):
         self.assertIs(report.healthy, True, report.as_dict())
         self.assertEqual(
             list(outcome(report)),
-            ["database", "migrations", "supervisor", "heartbeats", "children", "queues"],
+            [
+                "database",
+                "migrations",
+                "supervisor",
+                "heartbeats",
+                "children",
+                "queues",
+                "dead_tuples",
+                "transactions",
+            ],
         )
         self.assertEqual(report.warnings, [])
 
@@ -131,6 +143,7 @@ class HeartbeatCheckTests(TestCase):
         self.assertIs(outcome(report)["heartbeats"], False)
         self.assertIn(f"worker {stale.name} (pid 4242)", detail(report, "heartbeats"))
 
+    @override_settings(ROBUST_QUEUE=QUIET_SERVER)
     def test_a_silent_process_elsewhere_is_a_warning_only(self) -> None:
         register(ProcessKind.SUPERVISOR)
         stale = register(ProcessKind.WORKER, host="gone-host", silent_for=3600)

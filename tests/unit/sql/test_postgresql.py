@@ -22,7 +22,7 @@ class PostgreSQLStatementTests(SimpleTestCase):
         sql, params = self.dialect.claim_in_one(3, queue_filter(None, ["a"]), 7, "w-1", NOW)
         self.assertIn(
             'SELECT id FROM "robust_queue_ready_execution" WHERE queue_name NOT IN (%s)\n'
-            "    ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            "    ORDER BY priority DESC, fair_round, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
             sql,
         )
         self.assertIn("jsonb_build_array(%s::text)", sql)
@@ -39,13 +39,13 @@ class PostgreSQLStatementTests(SimpleTestCase):
 
     def test_a_named_queue_is_claimed_in_the_order_of_its_own_index(self) -> None:
         """One queue is a range of one name ordered by the name first, so
-        that only (queue_name, priority DESC, job_id) yields it in order."""
+        that only (queue_name, priority DESC, fair_round, job_id) yields it in order."""
         where, params = queue_filter("mail", [])
         queue = (f"{where} AND NOT EXISTS (SELECT 1 FROM p)", params)
         sql, params = self.dialect.claim_in_one(3, queue, 7, "w-1", NOW)
         self.assertIn(
             "WHERE queue_name >= %s AND queue_name <= %s AND NOT EXISTS (SELECT 1 FROM p)\n"
-            "    ORDER BY queue_name, priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            "    ORDER BY queue_name, priority DESC, fair_round, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
             sql,
         )
         self.assertEqual(params, ["mail", "mail", 3, 7, NOW, "w-1"])
@@ -70,7 +70,7 @@ class PostgreSQLStatementTests(SimpleTestCase):
         )
         self.assertIn(
             "WHERE queue_name >= %s AND queue_name <= %s AND EXISTS (SELECT 1 FROM done)\n"
-            "    ORDER BY queue_name, priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            "    ORDER BY queue_name, priority DESC, fair_round, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
             sql,
         )
         self.assertIn("(SELECT count(*) FROM finished) AS finished", sql)
@@ -89,9 +89,10 @@ class PostgreSQLStatementTests(SimpleTestCase):
         self.assertIn(job.result_id, params)
 
     def test_a_ready_enqueue_sends_one_array_per_column(self) -> None:
-        """However many jobs, one parameter per column (``unnest``); JSON
-        columns as text, None as SQL NULL."""
+        """However many jobs, one parameter per column written
+        (``unnest``); JSON columns as text."""
         from robust_queue.models import Job
+        from robust_queue.models.sql.statements import ENQUEUE_COLUMNS
 
         jobs = [
             Job(
@@ -104,7 +105,11 @@ class PostgreSQLStatementTests(SimpleTestCase):
             for i in range(3)
         ]
         sql, params = self.dialect.enqueue_ready(jobs, NOW)
-        columns = [f.attname for f in Job._meta.concrete_fields if not f.primary_key]
+        # The columns an enqueue writes: not the fair group, nor the
+        # outcome (these jobs have none).
+        columns = [f.attname for f in Job._meta.concrete_fields if f.name in ENQUEUE_COLUMNS]
+        self.assertNotIn("group_key", sql.split("SELECT", 1)[0])
+        self.assertNotIn("return_value", sql.split("SELECT", 1)[0])
         self.assertIn("SELECT * FROM unnest((%s)::varchar[], ", sql)
         self.assertEqual(len(params), len(columns) + 2)
         by_column = dict(zip(columns, params, strict=False))
@@ -117,14 +122,14 @@ class PostgreSQLStatementTests(SimpleTestCase):
                 '{"args": [2], "kwargs": {}}',
             ],
         )
-        self.assertEqual(by_column["return_value"], [None, None, None])
+        self.assertEqual(by_column["worker_ids"], ["[]", "[]", "[]"])
 
     def test_lock_ready_skips_locked_rows(self) -> None:
         sql, params = self.dialect.lock_ready(2, queue_filter(None, ["a", "b"]))
         self.assertEqual(
             sql,
             'SELECT id, job_id FROM "robust_queue_ready_execution" WHERE queue_name NOT IN '
-            "(%s, %s) ORDER BY priority DESC, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            "(%s, %s) ORDER BY priority DESC, fair_round, job_id LIMIT %s FOR UPDATE SKIP LOCKED",
         )
         self.assertEqual(params, ["a", "b", 2])
 

@@ -19,7 +19,7 @@ class SQLiteStatementTests(SimpleTestCase):
         self.assertEqual(
             sql,
             'SELECT id, job_id FROM "robust_queue_ready_execution" WHERE queue_name = %s '
-            "ORDER BY priority DESC, job_id LIMIT %s",
+            "ORDER BY priority DESC, fair_round, job_id LIMIT %s",
         )
         self.assertEqual(params, ["mail", 5])
         self.assertEqual(self.dialect.for_update(), "")

@@ -1,0 +1,127 @@
+"""The database server's CPU over a no-op job's life, per step.
+
+    python -m bench.server_cpu {postgresql,mariadb} [--jobs 2000] [--rounds 3]
+
+Each round, in one process: ``--jobs`` single ``enqueue()`` calls
+(autocommit), the same number enqueued by ``enqueue_all`` in chunks of
+1,000, then all of them worked off in-process as ``bench.worker_cpu``
+does (claim, perform, finish), with claims of one job and of three. Each
+step reports the CPU of this session's own server process (PostgreSQL: the
+backend of ``pg_backend_pid()``; MariaDB: the server thread of
+``information_schema.PROCESSLIST.TID``), so other sessions on a shared
+server do not count, and the CPU of every server process beside it
+(background writers, WAL, purge — and, on a shared machine, everyone
+else's work). The first is the floor a job costs the server; the second
+its ceiling on a quiet machine. Prints each round and the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.common import cpu_of, server_pids, throwaway_database
+
+STEPS = ("enqueue", "enqueue_all", "claim 1 + finish", "claim 3 + finish")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("database", choices=["postgresql", "mariadb"])
+    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    with throwaway_database(options.database):
+        _run(options.database, options.jobs, options.rounds)
+
+
+def _run(database: str, jobs: int, rounds: int) -> None:
+    results: dict[str, list[tuple[float, float]]] = {step: [] for step in STEPS}
+    for number in range(1, rounds + 1):
+        for step, run in zip(STEPS, _steps(jobs), strict=True):
+            own, whole = _server_cost(run)
+            results[step].append((own, whole))
+            print(
+                f"round {number}: {step:18} {own:6.0f} µs own session, {whole:6.0f} µs all server processes per job"
+            )
+    print(f"{database}, medians of {rounds} rounds of {jobs} jobs (µs of server CPU per job):")
+    for step, pairs in results.items():
+        own = statistics.median(pair[0] for pair in pairs)
+        whole = statistics.median(pair[1] for pair in pairs)
+        print(f"  {step:18} own session {own:6.0f}, all server processes {whole:6.0f}")
+
+
+def _steps(jobs: int) -> list[Callable[[], int]]:
+    import robust_queue
+    from robust_queue.models import ReadyExecution
+    from robust_queue.running.performing import perform
+    from testproject import tasks
+
+    def single() -> int:
+        for i in range(jobs):
+            tasks.add.enqueue(i, 1)
+        return jobs
+
+    def bulk() -> int:
+        for start in range(0, jobs, 1000):
+            batch = range(start, min(start + 1000, jobs))
+            robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in batch])
+        return jobs
+
+    from robust_queue.models.statistics import recorder
+
+    def work_off(size: int) -> Callable[[], int]:
+        def run() -> int:
+            # Statistics kept in memory and flushed as a worker does.
+            recorder.start_buffering()
+            done = 0
+            while done < jobs and (
+                rows := ReadyExecution.objects.claim(size, process_id=None, worker_id="bench")
+            ):
+                for row in rows:
+                    perform(row)
+                    done += 1
+                recorder.flush_if_due()
+            recorder.stop_buffering()
+            return done
+
+        return run
+
+    return [single, bulk, work_off(1), work_off(3)]
+
+
+def _server_cost(run: Callable[[], int]) -> tuple[float, float]:
+    """µs of server CPU per job: this session's server process or thread,
+    and every server process."""
+    own_stat = _own_server_stat()
+    every = server_pids()
+    own_before, every_before = _ticks(own_stat), cpu_of(every)
+    done = run()
+    own, whole = _ticks(own_stat) - own_before, cpu_of(every) - every_before
+    per_tick = 1_000_000 / os.sysconf("SC_CLK_TCK") / done
+    return own * per_tick, whole * per_tick
+
+
+def _own_server_stat() -> Path:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT pg_backend_pid()")
+            return Path(f"/proc/{cursor.fetchone()[0]}/stat")
+        cursor.execute("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+        tid = cursor.fetchone()[0]
+    (server,) = [pid for pid in server_pids() if Path(f"/proc/{pid}/task/{tid}").exists()]
+    return Path(f"/proc/{server}/task/{tid}/stat")
+
+
+def _ticks(stat: Path) -> int:
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""Tasks for the memory tests: what a worker's collector does to the
+memory it shares with its supervisor."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+from robust_queue.compat import task
+
+
+@task()
+def collector_state() -> dict[str, Any]:
+    """Whether the collector runs, how many objects it leaves alone
+    (frozen), and how much of this process's memory a full collection
+    makes private (KiB: pages it copied from the supervisor's)."""
+    before = private_kib()
+    gc.collect()
+    return {
+        "enabled": gc.isenabled(),
+        "frozen": gc.get_freeze_count(),
+        "copied_kib": private_kib() - before,
+    }
+
+
+def private_kib() -> int:
+    """This process's private memory (Linux: clean + dirty, KiB)."""
+    total = 0
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Private_Clean", "Private_Dirty"):
+            total += int(rest.split()[0])
+    return total

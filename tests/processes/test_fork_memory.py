@@ -1,0 +1,38 @@
+"""A forked child shares the supervisor's memory: its collector leaves the
+objects it inherited alone, so a full collection copies no page of them
+(BENCHMARKS.md, "Memory of the supervisor tree")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from django.test import TransactionTestCase
+
+from robust_queue.models import Job
+from testproject import memory_tasks
+from tests.helpers import wait_until
+
+from .support import Supervisor
+
+# Without the freeze a worker's full collection copied about 20 MiB.
+MOST_COPIED_KIB = 4 * 1024
+
+
+class ForkMemoryTests(TransactionTestCase):
+    def setUp(self) -> None:
+        if not sys.platform.startswith("linux") or not Path("/proc/self/smaps_rollup").exists():
+            self.skipTest("measures memory with /proc/self/smaps_rollup (Linux)")
+
+    def test_a_workers_full_collection_leaves_the_inherited_objects_shared(self) -> None:
+        Supervisor(self, task_modules=["testproject.memory_tasks"])
+        result = memory_tasks.collector_state.enqueue()
+        wait_until(
+            lambda: Job.objects.filter(result_id=result.id, finished_at__isnull=False).exists(),
+            timeout=30,
+        )
+        state = memory_tasks.collector_state.get_result(result.id).return_value
+        self.assertTrue(state["enabled"])
+        # Everything alive at the fork: Django and the project, imported.
+        self.assertGreater(state["frozen"], 10_000)
+        self.assertLess(state["copied_kib"], MOST_COPIED_KIB)

@@ -1,0 +1,3 @@
+"""Imported by tasks.py inside a function."""
+
+VALUE = 1

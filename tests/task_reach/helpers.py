@@ -1,0 +1,1 @@
+"""Imported by tasks.py at its top."""

@@ -1,0 +1,1 @@
+"""Imported by nothing a worker imports."""
