@@ -6,6 +6,11 @@ process and its children: a real supervisor meets a claim its code cannot
 fail (a bug, not a database error) without any row being edited into a
 shape the code handles.
 
+``ROBUST_QUEUE_TEST_STACKS`` (any value) makes ``SIGUSR2`` print every
+thread's Python stack to stderr (``faulthandler``), in this process and
+the children it forks: a process test that timed out shows where each
+process of its supervisor was.
+
 ``ROBUST_QUEUE_TEST_LOST_CLAIM_ANSWERS`` (a count) makes that many claims
 that took jobs in each process raise ``OperationalError`` after they
 committed: the answer lost as a server restarts mid-commit, which no test
@@ -16,7 +21,9 @@ Test-only: nothing in robust_queue reads them.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import threading
 from typing import Any
 
@@ -24,12 +31,15 @@ from django.apps import AppConfig
 
 FAULT_JOBS = "ROBUST_QUEUE_TEST_FAULT_JOBS"
 LOST_CLAIM_ANSWERS = "ROBUST_QUEUE_TEST_LOST_CLAIM_ANSWERS"
+STACKS = "ROBUST_QUEUE_TEST_STACKS"
 
 
 class TestProjectConfig(AppConfig):
     name = "testproject"
 
     def ready(self) -> None:
+        if os.environ.get(STACKS):
+            faulthandler.register(signal.SIGUSR2, all_threads=True)
         result_ids = {i for i in os.environ.get(FAULT_JOBS, "").split(",") if i}
         if result_ids:
             _refuse_to_fail(result_ids)

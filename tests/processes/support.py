@@ -2,7 +2,10 @@
 
 The output of every supervisor (its children's too: they share its stdout)
 is kept in ``KEPT_LOGS`` when the test cleans up, and ``conftest.py`` adds
-it to the report of a test that failed.
+it to the report of a test that failed. A supervisor still running then
+first prints each of its processes' Python stacks (``SIGUSR2``, see
+``testproject/apps.py``), and the database's sessions are added: a test
+that timed out shows where every process was and what it waited for.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from django.db import DatabaseError, connections
 from django.test import TransactionTestCase
 
 from robust_queue.models import Process
+from testproject.apps import STACKS
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +64,7 @@ class Supervisor:
             "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"],
             "ROBUST_QUEUE_CONFIG_JSON": json.dumps({**FAST, **config}),
             "ROBUST_QUEUE_DEBUG": "0",
+            STACKS: "1",
             **(env or {}),
         }
         self.marker = f"ROBUST_QUEUE_DB_NAME={environment['ROBUST_QUEUE_DB_NAME']}"
@@ -111,6 +116,8 @@ class Supervisor:
             ours += [p.pid for p in rows if self._started_here(p.pid)]
         except DatabaseError:  # a private server already stopped
             pass
+        ours = list(dict.fromkeys(ours))
+        sessions = self._stacks_and_sessions(ours) if ours else ""
         for pid in ours:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -122,10 +129,40 @@ class Supervisor:
             pass
         self.log.close()
         if os.path.exists(self.log.name):
-            KEPT_LOGS.append((self.pid, self.output()))
+            KEPT_LOGS.append((self.pid, self.output() + sessions))
             if os.environ.get("RQ_KEEP_LOGS"):
-                print(self.output())
+                print(self.output() + sessions)
             os.unlink(self.log.name)
+
+    def _stacks_and_sessions(self, pids: list[int]) -> str:
+        """Have ``pids`` print their stacks into the output, one after the
+        other (their writes would interleave), a second each at most;
+        return the database's sessions as text."""
+        for pid in pids:
+            self._print_stacks(pid)
+        try:
+            queries = SESSION_QUERIES.get(connections[self.using].vendor, [])
+            return "\n".join(["--- database sessions at cleanup ---", *_rows(self.using, queries)])
+        except DatabaseError as exc:
+            return f"--- database sessions at cleanup: unreadable ({exc}) ---"
+
+    def _print_stacks(self, pid: int) -> None:
+        log = Path(self.log.name)
+        marks = self.output().count(STACK_MARK)
+        try:
+            os.kill(pid, signal.SIGUSR2)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + 1
+        size, still_since = log.stat().st_size, time.monotonic()
+        # Printed once its header is there and the output has stopped growing.
+        while time.monotonic() < deadline:
+            grown = log.stat().st_size
+            if grown != size:
+                size, still_since = grown, time.monotonic()
+            elif self.output().count(STACK_MARK) > marks and time.monotonic() - still_since > 0.05:
+                return
+            time.sleep(0.01)
 
     def _started_here(self, pid: int) -> bool:
         try:
@@ -155,11 +192,20 @@ def _proc_state(pid: int) -> str:
     return f"state {state}, waiting in {wchan or '-'}"
 
 
+# faulthandler's header for the thread that received the signal: one per
+# process that printed its stacks.
+STACK_MARK = "Current thread 0x"
+
 SESSION_QUERIES = {
     "mysql": [
         "SELECT id, command, time, state, info FROM information_schema.processlist "
         "WHERE db = DATABASE()",
         "SELECT * FROM information_schema.innodb_lock_waits",
+        "SELECT trx.trx_mysql_thread_id, trx.trx_state, trx.trx_started, "
+        "trx.trx_wait_started, trx.trx_rows_locked, trx.trx_query "
+        "FROM information_schema.innodb_trx AS trx "
+        "JOIN information_schema.processlist AS session ON session.id = trx.trx_mysql_thread_id "
+        "WHERE session.db = DATABASE()",
     ],
     "postgresql": [
         "SELECT pid, state, wait_event_type, wait_event, now() - query_start, query "
