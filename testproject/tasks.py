@@ -247,3 +247,19 @@ def with_metadata(context: TaskContext) -> dict:
     import robust_queue  # noqa: PLC0415 - keeps the module's imports lazy
 
     return robust_queue.metadata(context)
+
+
+@task()
+def stop_inside_a_write(key: str) -> None:
+    """Writes ``key`` and stops this whole process (SIGSTOP) before the
+    transaction ends: a worker wedged inside a write. On SQLite it holds
+    the database's one write lock until it ends."""
+    import signal  # noqa: PLC0415 - as above
+    import threading  # noqa: PLC0415
+
+    with transaction.atomic():
+        LedgerEntry.objects.create(key=key)
+        # At this thread: sent to the process, another thread may take the
+        # signal, and this one could commit before the whole process stops.
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
+        time.sleep(120)

@@ -14,6 +14,7 @@ from django.db import DatabaseError, connections
 from django.utils.crypto import get_random_string
 
 from ..models import Process
+from ..models.sql import dialect_for
 from .outage import OutageReport
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,9 @@ class Heartbeat:
         # Shared by every thread of the process that uses the database.
         self.report = OutageReport(process.name)
         self._next_at = time.monotonic() + interval
+        # Since when every beat was refused because another session holds
+        # the database's one write lock (SQLite), or None.
+        self._locked_since: float | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"heartbeat-{process.name}", daemon=True
@@ -122,6 +126,12 @@ class Heartbeat:
     def healthy_for(self) -> float:
         """Seconds since beats succeed again without a failure (0 if down)."""
         return self.report.healthy_for()
+
+    def locked_for(self) -> float:
+        """Seconds for which every beat was refused as locked (SQLite: a
+        session holds the database's write lock), 0 if the last one was not."""
+        since = self._locked_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def failed(self, error: BaseException, doing: str = "Heartbeat") -> None:
         """Count a database error of any thread; warn once per outage."""
@@ -149,11 +159,16 @@ class Heartbeat:
         try:
             alive = self.beat()
         except DatabaseError as exc:
+            if dialect_for(self.process._state.db or "default").refused_as_locked(exc):
+                self._locked_since = self._locked_since or time.monotonic()
+            else:
+                self._locked_since = None
             self.failed(exc)
             connections.close_all()
             self._next_at = time.monotonic() + min(self.interval, self.RETRY)
             return None
         self.report.recovered()
+        self._locked_since = None
         self._next_at = time.monotonic() + self.interval
         return alive
 

@@ -68,6 +68,8 @@ class Supervisor(Runnable):
         self.orphans = maintenance.OrphanSweep(config.database, settle)
         self.stuck = StuckChildren(config.database, settle, config.alive_threshold)
         self._pruned_at = time.monotonic()
+        # Whether a write lock held by no child of ours was reported.
+        self._lock_reported = False
         self.housekeeping = Housekeeping(
             partial(retention.clear_expired_in_steps, config.database),
             interval=config.maintenance_interval,
@@ -177,6 +179,10 @@ class Supervisor(Runnable):
         if now - self._pruned_at >= self.config.heartbeat_interval:
             self._pruned_at = now
             self._prune()
+        if self.heartbeat.locked_for() >= self.config.alive_threshold:
+            self._end_write_lock_holder()
+        else:
+            self._lock_reported = False
         # A slice of the retention pass: a long one resumes next tick, and
         # a signal received meanwhile ends the slice after its batch.
         self.housekeeping.run(interrupted=lambda: bool(self.signals.pending))
@@ -200,18 +206,41 @@ class Supervisor(Runnable):
             self.backlog.add(partial(self._fail_claims, child, reason), _recording(child))
 
     def _replace_unresponsive(self, child: Child, reason: str) -> None:
-        # Its claims were failed with its row (by pruning, or by the
-        # orphan sweep once the row is gone): nothing to record here.
         then = "" if self.stopping else "; starting a fresh one now"
-        logger.warning(
-            "%s %s (unresponsive: %s); its claims are failed as its row is gone, not here%s",
-            child,
-            reason,
-            child.unresponsive,
-            then,
-        )
+        logger.warning("%s %s (unresponsive: %s)%s", child, reason, child.unresponsive, then)
+        # Pruned, or its row gone: its claims were failed with the row (or
+        # are the orphan sweep's), and this record finds nothing. Ended
+        # with its row in place (it held SQLite's write lock): they are
+        # failed here, as for any exit.
+        self.backlog.add(partial(self._fail_claims, child, reason), _recording(child))
         if not self.stopping:
             self.pending.append((time.monotonic(), child.role, child.failures))
+
+    def _end_write_lock_holder(self) -> None:
+        """The database has refused our heartbeat as locked for a whole
+        alive threshold (SQLite: one session holds its only write lock).
+        A child of ours holding it is stuck inside a write, and no process
+        can heartbeat or be pruned until it ends: end it (its lock goes
+        with it). Anyone else holding it is reported once."""
+        holder = dialect_for(self.using).write_lock_holder()
+        for child in self.children:
+            if holder is not None and child.pid == holder and child.unresponsive is None:
+                locked = self.heartbeat.locked_for() if self.heartbeat else 0.0
+                child.end_unresponsive(
+                    f"it has held the database's write lock for {locked:.0f}s, "
+                    "and no process could heartbeat meanwhile"
+                )
+                return
+        if not self._lock_reported:
+            self._lock_reported = True
+            who = "no process can be named" if holder is None else f"pid {holder} holds it"
+            logger.warning(
+                "%s: the database has refused writes as locked for over %gs (%s; not a "
+                "process of this supervisor); waiting",
+                self.name,
+                self.config.alive_threshold,
+                who,
+            )
 
     def _fail_claims(self, child: Child, reason: str) -> None:
         reused = any(other.pid == child.pid for other in self.children)

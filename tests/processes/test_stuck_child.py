@@ -8,18 +8,22 @@ import json
 import os
 import signal
 import sqlite3
+from pathlib import Path
+from unittest import skipUnless
 
 from django.db import DatabaseError, connection, transaction
 from django.test import TransactionTestCase
 
 from robust_queue.models import ClaimedExecution, Job, Process
 from testproject import tasks
+from testproject.models import LedgerEntry
 from tests.helpers import wait_until
 
 from .support import Supervisor, child_pids
 from .test_health import manage
 
 PRUNED = "robust_queue.exceptions.ProcessPrunedError"
+EXITED = "robust_queue.exceptions.ProcessExitError"
 
 
 def errors(result_id: str) -> list[str]:
@@ -38,6 +42,14 @@ def unhealthy(*args: str) -> dict[str, object] | None:
         return None
     report = json.loads(result.stdout)
     return {c["name"]: c["detail"] for c in report["checks"] if not c["ok"]}
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
 
 
 def holds_a_lock(worker: Process) -> bool:
@@ -147,3 +159,42 @@ class StuckChildTests(TransactionTestCase):
         wait_until(lambda: self.replacement(supervisor, worker), 15)
         wait_until(lambda: unhealthy() is None, 30)
         self.assertIn("its process row was removed", supervisor.output())
+
+    @skipUnless(
+        connection.vendor == "sqlite", "only SQLite has one write lock for the whole database"
+    )
+    def test_a_worker_stopped_inside_a_write_is_killed_and_replaced(self) -> None:
+        """SQLite: a worker stopped while it holds the database's write
+        lock keeps every process from writing, its own heartbeat and the
+        supervisor's prune included, so it can never be pruned. Once its
+        heartbeat has been refused as locked for the alive threshold, the
+        supervisor names the lock's holder, kills it (the lock goes with
+        it) and replaces it: its job fails once, the write it held is
+        rolled back, and new work runs."""
+        supervisor = Supervisor(
+            self, process_alive_threshold=3, env={"ROBUST_QUEUE_SQLITE_TIMEOUT": "0.5"}
+        )
+        [worker] = supervisor.children("worker")
+
+        def release() -> None:
+            if worker.pid in child_pids(supervisor.pid):
+                os.kill(worker.pid, signal.SIGKILL)
+                os.kill(worker.pid, signal.SIGCONT)
+
+        self.addCleanup(release)
+        result = tasks.stop_inside_a_write.enqueue("held")
+        wait_until(lambda: is_stopped(worker.pid), 30)
+        wait_until(lambda: Job.objects.failed().filter(result_id=result.id).exists(), 60)
+        self.assertEqual(errors(result.id), [EXITED])
+        wait_until(lambda: worker.pid not in child_pids(supervisor.pid), 15)
+        wait_until(lambda: self.replacement(supervisor, worker), 15)
+        after = tasks.add.enqueue(1, 2)
+        wait_until(lambda: is_finished(after.id), 30)
+        self.assertFalse(LedgerEntry.objects.filter(key="held").exists())
+        self.assertEqual(errors(result.id), [EXITED])
+        output = supervisor.output()
+        self.assertIn(
+            f"worker (pid {worker.pid}) is unresponsive (it has held the database's write lock",
+            output,
+        )
+        self.assertIn("starting a fresh one now", output)

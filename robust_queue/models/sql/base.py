@@ -329,6 +329,17 @@ class Dialect(Statements):
                 return kind
         return None
 
+    def refused_as_locked(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a write refused because another session holds
+        the whole database's write lock (SQLite's "database is locked");
+        row-locking servers never refuse so."""
+        return False
+
+    def write_lock_holder(self) -> int | None:
+        """The pid of the process holding the database's one write lock,
+        where there is one and it can be told (SQLite on Linux)."""
+        return None
+
     def _lock_conflict_of(self, error: BaseException) -> str | None:
         # SQLite has no row locks: its busy database is no lock conflict.
         return None

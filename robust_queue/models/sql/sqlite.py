@@ -17,10 +17,11 @@ from contextlib import closing
 from threading import Event
 from typing import Any, ClassVar
 
-from django.db import NotSupportedError
+from django.db import NotSupportedError, OperationalError
 
 from .base import Dialect
 from .finish_probe import FinishProbe, SQLiteFinishProbe
+from .sqlite_writer import write_lock_holder
 from .watch import watch_newest_ready
 
 _MISSING_SCHEMA = ("no such table: ", "no such column: ")
@@ -47,6 +48,15 @@ class SQLiteDialect(Dialect):
                 "can open: this SQLite database is in memory."
             )
         return SQLiteFinishProbe(self, result_id)
+
+    def refused_as_locked(self, exc: BaseException) -> bool:
+        # The driver's busy error, after the connection's ``timeout``.
+        return isinstance(exc, OperationalError) and "is locked" in str(exc)
+
+    def write_lock_holder(self) -> int | None:
+        if self.connection.is_in_memory_db():  # type: ignore[attr-defined]
+            return None
+        return write_lock_holder(str(self.connection.settings_dict["NAME"]))
 
     def insert_ignoring_duplicates(self, table: str, values: str) -> str:
         return f"INSERT OR IGNORE INTO {table} {values}"
