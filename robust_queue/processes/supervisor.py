@@ -6,6 +6,7 @@ QUIT (immediate).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -233,10 +234,17 @@ class Supervisor(Runnable):
                 return
         if not self._lock_reported:
             self._lock_reported = True
-            who = "no process can be named" if holder is None else f"pid {holder} holds it"
+            if holder is None:
+                who = "its holder cannot be named"
+            elif holder == os.getpid():
+                who = (
+                    "this process holds it: a thread stuck inside a write cannot be "
+                    "killed; restart the supervisor"
+                )
+            else:
+                who = f"pid {holder} holds it, not a process of this supervisor"
             logger.warning(
-                "%s: the database has refused writes as locked for over %gs (%s; not a "
-                "process of this supervisor); waiting",
+                "%s: the database has refused writes as locked for over %gs (%s); waiting",
                 self.name,
                 self.config.alive_threshold,
                 who,

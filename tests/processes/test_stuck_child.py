@@ -198,3 +198,26 @@ class StuckChildTests(TransactionTestCase):
             output,
         )
         self.assertIn("starting a fresh one now", output)
+
+    @skipUnless(
+        connection.vendor == "sqlite", "only SQLite has one write lock for the whole database"
+    )
+    def test_a_write_lock_held_by_another_process_is_reported_once(self) -> None:
+        """SQLite: a process that is not the supervisor's holds the write
+        lock past the alive threshold: the supervisor names it once and
+        kills nothing; once it lets go, work goes on with the same worker."""
+        supervisor = Supervisor(
+            self, process_alive_threshold=3, env={"ROBUST_QUEUE_SQLITE_TIMEOUT": "0.5"}
+        )
+        [worker] = supervisor.children("worker")
+        holder = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+        self.addCleanup(holder.close)
+        holder.execute("BEGIN IMMEDIATE")
+        named = f"pid {os.getpid()} holds it, not a process of this supervisor"
+        wait_until(lambda: named in supervisor.output(), 30)
+        holder.execute("ROLLBACK")
+        after = tasks.add.enqueue(1, 2)
+        wait_until(lambda: is_finished(after.id), 30)
+        self.assertEqual(supervisor.output().count(named), 1)
+        self.assertNotIn("unresponsive", supervisor.output())
+        self.assertIn(worker.pid, child_pids(supervisor.pid))
