@@ -13,6 +13,16 @@ server do not count, and the CPU of every server process beside it
 (background writers, WAL, purge — and, on a shared machine, everyone
 else's work). The first is the floor a job costs the server; the second
 its ceiling on a quiet machine. Prints each round and the medians.
+
+Beside the CPU, what each step made the server write, per job: rows
+inserted, updated and deleted (PostgreSQL: this database's
+``pg_stat_user_tables``, its counters flushed by this session before each
+read; MariaDB: this session's ``Handler_write``, ``Handler_update`` and
+``Handler_delete``, which count row writes of its own statements, internal
+temporary tables included), and on PostgreSQL the WAL bytes the server
+wrote meanwhile (``pg_current_wal_insert_lsn``: the whole server's, so
+only a quiet server gives this database's alone). Row counts are exact
+whatever else the machine does.
 """
 
 from __future__ import annotations
@@ -40,18 +50,89 @@ def main() -> None:
 
 def _run(database: str, jobs: int, rounds: int) -> None:
     results: dict[str, list[tuple[float, float]]] = {step: [] for step in STEPS}
+    writes: dict[str, list[Writes]] = {step: [] for step in STEPS}
     for number in range(1, rounds + 1):
         for step, run in zip(STEPS, _steps(jobs), strict=True):
+            before = _writes()
             own, whole = _server_cost(run)
+            written = (_writes() - before) / jobs
             results[step].append((own, whole))
+            writes[step].append(written)
             print(
-                f"round {number}: {step:18} {own:6.0f} µs own session, {whole:6.0f} µs all server processes per job"
+                f"round {number}: {step:18} {own:6.0f} µs own session, {whole:6.0f} µs all "
+                f"server processes per job; {written}"
             )
     print(f"{database}, medians of {rounds} rounds of {jobs} jobs (µs of server CPU per job):")
     for step, pairs in results.items():
         own = statistics.median(pair[0] for pair in pairs)
         whole = statistics.median(pair[1] for pair in pairs)
-        print(f"  {step:18} own session {own:6.0f}, all server processes {whole:6.0f}")
+        print(
+            f"  {step:18} own session {own:6.0f}, all server processes {whole:6.0f}; "
+            f"{Writes.median(writes[step])}"
+        )
+
+
+class Writes:
+    """Rows inserted, updated and deleted, and WAL bytes (PostgreSQL)."""
+
+    def __init__(self, inserted: float, updated: float, deleted: float, wal: float | None) -> None:
+        self.inserted, self.updated, self.deleted, self.wal = inserted, updated, deleted, wal
+
+    def __sub__(self, other: Writes) -> Writes:
+        wal = None if self.wal is None or other.wal is None else self.wal - other.wal
+        return Writes(
+            self.inserted - other.inserted,
+            self.updated - other.updated,
+            self.deleted - other.deleted,
+            wal,
+        )
+
+    def __truediv__(self, jobs: int) -> Writes:
+        wal = None if self.wal is None else self.wal / jobs
+        return Writes(self.inserted / jobs, self.updated / jobs, self.deleted / jobs, wal)
+
+    def __str__(self) -> str:
+        rows = f"rows {self.inserted:.2f} in + {self.updated:.2f} up + {self.deleted:.2f} del"
+        return rows if self.wal is None else f"{rows}, WAL {self.wal:,.0f} B (server-wide)"
+
+    @staticmethod
+    def median(samples: list[Writes]) -> Writes:
+        def middle(values: list[float | None]) -> float | None:
+            known = [v for v in values if v is not None]
+            return statistics.median(known) if known else None
+
+        return Writes(
+            statistics.median(w.inserted for w in samples),
+            statistics.median(w.updated for w in samples),
+            statistics.median(w.deleted for w in samples),
+            middle([w.wal for w in samples]),
+        )
+
+
+def _writes() -> Writes:
+    """The row writes counted so far (see the module's docstring)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # This session's counters reach the shared statistics at once.
+            cursor.execute("SELECT pg_stat_force_next_flush()")
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT coalesce(sum(n_tup_ins), 0), coalesce(sum(n_tup_upd), 0), "
+                "coalesce(sum(n_tup_del), 0), pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') "
+                "FROM pg_stat_user_tables"
+            )
+            inserted, updated, deleted, wal = cursor.fetchone()
+            return Writes(float(inserted), float(updated), float(deleted), float(wal))
+        cursor.execute(
+            "SHOW SESSION STATUS WHERE Variable_name IN "
+            "('Handler_write', 'Handler_update', 'Handler_delete')"
+        )
+        status = {name: float(value) for name, value in cursor.fetchall()}
+        return Writes(
+            status["Handler_write"], status["Handler_update"], status["Handler_delete"], None
+        )
 
 
 def _steps(jobs: int) -> list[Callable[[], int]]:
