@@ -49,8 +49,9 @@ class StuckChildTests(SupervisorLoopTestCase):
         return supervisor, worker
 
     def test_a_child_it_prunes_is_killed_and_replaced_at_once(self) -> None:
-        """Its claim fails once, by the prune; the reap records nothing
-        more; the replacement is due now, with no crash back-off."""
+        """Its claim fails once, by the prune; the exit the reap records
+        finds nothing more to fail; the replacement is due now, with no
+        crash back-off."""
         supervisor, worker = self.boot_stuck()
         result = tasks.add.enqueue(1, 2)
         claim(process=worker.process)
@@ -60,7 +61,7 @@ class StuckChildTests(SupervisorLoopTestCase):
         self.assertIn("pruned", worker.unresponsive or "")
         supervisor._reap()
         self.assertNotIn(worker, supervisor.children)
-        self.assertEqual(len(supervisor.backlog), 0)
+        self.assertTrue(supervisor.backlog.flush())
         [(due, role, failures)] = supervisor.pending
         self.assertLessEqual(due, time.monotonic())
         self.assertEqual((role.kind, failures), ("worker", 0))
