@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Union
 
 Pattern = Union[str, "re.Pattern[str]"]
@@ -26,12 +27,33 @@ _GLOB = frozenset("*?[")
 
 def words(name: str) -> list[str]:
     """The lower-case words of ``name`` (``"XApiKey"`` -> x, api, key)."""
-    return [word.lower() for word in _WORD.findall(name)]
+    return list(_words(name))
+
+
+# Cached: a search masks thousands of tracebacks, each pair and argument
+# name against every pattern (the patterns and most names repeat).
+@lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(word.lower() for word in _WORD.findall(name))
 
 
 def name_matches(name: str, patterns: Iterable[Pattern]) -> bool:
     """Whether ``name`` matches any of ``patterns`` (module docstring)."""
-    named: list[str] | None = None
+    if isinstance(patterns, tuple):
+        try:
+            return _matches_cached(name, patterns)
+        except TypeError:  # an unhashable pattern: match it uncached
+            pass
+    return _matches(name, patterns)
+
+
+@lru_cache(maxsize=8192)
+def _matches_cached(name: str, patterns: tuple[Pattern, ...]) -> bool:
+    return _matches(name, patterns)
+
+
+def _matches(name: str, patterns: Iterable[Pattern]) -> bool:
+    named: tuple[str, ...] | None = None
     for pattern in patterns:
         if isinstance(pattern, re.Pattern):
             if pattern.search(name):
@@ -40,13 +62,13 @@ def name_matches(name: str, patterns: Iterable[Pattern]) -> bool:
             if fnmatchcase(name.lower(), pattern.lower()):
                 return True
         else:
-            named = words(name) if named is None else named
-            if _has_words(named, words(pattern)):
+            named = _words(name) if named is None else named
+            if _has_words(named, _words(pattern)):
                 return True
     return False
 
 
-def _has_words(named: list[str], wanted: list[str]) -> bool:
+def _has_words(named: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
     if not wanted:
         # A pattern with no letters or digits ("" or "_"): every name.
         return True

@@ -47,11 +47,11 @@ def mask_text(
             text = text.replace(secret, MASK)
     if shapes:
         text = hide_shapes(text, shapes, MASK)
-    names = list(names)
+    names = tuple(names)
     return _mask_pairs(text, names) if names else text
 
 
-def _mask_pairs(text: str, names: list[Pattern]) -> str:
+def _mask_pairs(text: str, names: tuple[Pattern, ...]) -> str:
     parts, position = [], 0
     while (match := _PAIR.search(text, position)) is not None:
         name = match.group("name")

@@ -30,6 +30,10 @@ SHAPES = {
         f"jwt {MASK} x"
     ),
     "postgres://app:pa55w0rd@db:5432/shop": f"postgres://app:{MASK}@db:5432/shop",
+    "hook whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw end": f"hook {MASK} end",
+    "gitlab glpat-xYz12AbC34dEf56GhI78jK end": f"gitlab {MASK} end",
+    "google AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe end": f"google {MASK} end",
+    "sent BEARER abcdefghijklmnop0123 away": f"sent BEARER {MASK} away",
     "key '-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIBAAKCAQEA\\n-----END RSA PRIVATE KEY-----' end": (
         f"key '{MASK}' end"
     ),
@@ -97,6 +101,15 @@ class ShapeTests(SimpleTestCase):
         for text, expected in SHAPES.items():
             with self.subTest(text=text):
                 self.assertEqual(mask(text), expected)
+
+    def test_every_shape_in_one_text_is_masked(self) -> None:
+        """Each shape scans only a text holding what its matches contain
+        (a hint, lower-cased): one text with every kind of secret, each
+        on a line of a long traceback, loses them all."""
+        noise = 'File "/srv/app/billing/gateway.py", line 12, in charge\n' * 40
+        text = "".join(f"{noise}{line}\n" for line in SHAPES)
+        expected = "".join(f"{noise}{shown}\n" for shown in SHAPES.values())
+        self.assertEqual(mask(text), expected)
 
     def test_prose_about_keys_is_not_masked(self) -> None:
         text = "use an sk_live_ key, not AKIA; Bearer tokens expire; eyJ is base64"

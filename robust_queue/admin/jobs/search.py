@@ -50,8 +50,10 @@ from . import unique_keys
 # The newest jobs whose task paths count as known.
 RECENT_JOBS = 1000
 # With masking on, the newest failures whose stored error contains the
-# term that are masked (in Python) to check that the page shows it.
-MASKED_CHECK = 5_000
+# term that are masked (in Python) to check that the page shows it: about
+# 0.15 ms each, so that a frequent term stays under a second at 10M jobs
+# (BENCHMARKS.md, "Admin at 10M jobs").
+MASKED_CHECK = 1_000
 # The first window of failed execution ids read for matches, newest
 # first; each next window is twice as wide.
 FIRST_WINDOW = 50_000
