@@ -30,6 +30,17 @@ from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Every process a test of this run starts inherits this variable (through
+# os.environ), and only processes that carry it are this run's to kill: a
+# run beside this one (another CI cell) may name a test database the same
+# on another server (311/postgresql-processes and 311/mariadb-processes
+# both use test_robust_queue_311p), so the database's name alone is not
+# enough. With it alone, one cell's end-of-run sweep killed a supervisor
+# the other cell's test was waiting on.
+SESSION_VARIABLE = "ROBUST_QUEUE_TEST_SESSION"
+os.environ.setdefault(SESSION_VARIABLE, str(os.getpid()))
+SESSION_MARK = f"{SESSION_VARIABLE}={os.environ[SESSION_VARIABLE]}".encode()
+
 FAST = {
     "workers": [{"queues": ["*"], "threads": 3, "polling_interval": 0.05}],
     "dispatchers": [{"batch_size": 100, "polling_interval": 0.1}],
@@ -169,7 +180,7 @@ class Supervisor:
             environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             return False
-        return self.marker.encode() in environment
+        return self.marker.encode() in environment and SESSION_MARK in environment
 
     def snapshot(self) -> str:
         """What the supervisor and its children are doing now: output, each
@@ -240,17 +251,19 @@ def child_pids(parent: int) -> list[int]:
 
 
 def started_for(database: str) -> list[int]:
-    """Live processes (not this one) started for ``database``: their
-    environment names it, as every process a test here starts does."""
+    """Live processes (not this one) this run started for ``database``:
+    their environment names it and this run (``SESSION_VARIABLE``), as
+    every process a test here starts does."""
     marker = f"ROBUST_QUEUE_DB_NAME={database}".encode()
     found = []
     for environ in Path("/proc").glob("[0-9]*/environ"):
         pid = int(environ.parent.name)
         try:
-            if pid != os.getpid() and marker in environ.read_bytes().split(b"\0"):
-                found.append(pid)
+            entries = environ.read_bytes().split(b"\0")
         except OSError:
             continue
+        if pid != os.getpid() and marker in entries and SESSION_MARK in entries:
+            found.append(pid)
     return [pid for pid in found if is_alive(pid)]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.test import SimpleTestCase
 
 from tests.helpers import run_in_threads
+from tests.processes.support import SESSION_VARIABLE, started_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +83,26 @@ class UnitTierTests(SimpleTestCase):
                     if bases & DATABASE_CASES:
                         found.append(f"{path.relative_to(ROOT)}::{node.name}")
         self.assertEqual(found, [])
+
+
+class ProcessSweepTests(SimpleTestCase):
+    def test_only_this_runs_processes_are_found_for_a_database(self) -> None:
+        """Another run beside this one (another CI cell) may use a test
+        database of the same name on another server: its processes are
+        never this run's to kill (one cell's end-of-run sweep once killed
+        the supervisor another cell's test was waiting on)."""
+        name = "test_robust_queue_sweep_marker"
+
+        def start(session: str) -> subprocess.Popen[bytes]:
+            env = dict(os.environ, ROBUST_QUEUE_DB_NAME=name)
+            env[SESSION_VARIABLE] = session
+            process = subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(60)"], env=env
+            )
+            self.addCleanup(process.wait)
+            self.addCleanup(process.kill)
+            return process
+
+        ours = start(os.environ[SESSION_VARIABLE])
+        start("another-run")
+        self.assertEqual(started_for(name), [ours.pid])
