@@ -120,6 +120,10 @@ class Supervisor:
             return
         # Until it is reaped, the supervisor's pid cannot be reused.
         ours = [*child_pids(self.pid), self.pid] if self.popen.poll() is None else []
+        # How it ended, if it did before cleanup (-9: killed by SIGKILL).
+        ended = (
+            "" if ours else f"\n--- it had ended before cleanup: status {self.popen.returncode} ---"
+        )
         try:
             rows = Process.objects.using(self.using).filter(supervisor__pid=self.pid)
             # A row may outlive its process, and its pid may now be another
@@ -140,9 +144,9 @@ class Supervisor:
             pass
         self.log.close()
         if os.path.exists(self.log.name):
-            KEPT_LOGS.append((self.pid, self.output() + sessions))
+            KEPT_LOGS.append((self.pid, self.output() + ended + sessions))
             if os.environ.get("RQ_KEEP_LOGS"):
-                print(self.output() + sessions)
+                print(self.output() + ended + sessions)
             os.unlink(self.log.name)
 
     def _stacks_and_sessions(self, pids: list[int]) -> str:
