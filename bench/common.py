@@ -56,19 +56,30 @@ def throwaway_database(database: str) -> Iterator[None]:
         teardown_django()
 
 
-def start_supervisor(config: dict[str, Any], *args: str) -> subprocess.Popen[bytes]:
+def start_supervisor(
+    config: dict[str, Any],
+    *args: str,
+    level: str = "WARNING",
+    log: Path | None = None,
+    append: bool = False,
+) -> subprocess.Popen[bytes]:
     """``manage.py robust_queue`` (with ``args``) on the benchmark's
-    database, configured by ``config``, logging warnings only."""
+    database, configured by ``config``, logging at ``level``: to this
+    process's output, or to ``log`` (from its start, or after what it holds
+    with ``append``)."""
     from django.conf import settings
 
     env = dict(
         os.environ,
         ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
         ROBUST_QUEUE_CONFIG_JSON=json.dumps(config),
-        ROBUST_QUEUE_LOG_LEVEL="WARNING",
+        ROBUST_QUEUE_LOG_LEVEL=level,
     )
     command = [sys.executable, "manage.py", "robust_queue", *args]
-    return subprocess.Popen(command, cwd=ROOT, env=env)
+    if log is None:
+        return subprocess.Popen(command, cwd=ROOT, env=env)
+    out = log.open("ab" if append else "wb")
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 @contextmanager

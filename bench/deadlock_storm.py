@@ -17,12 +17,10 @@ one-line deadlock retries, and whether any job was lost or duplicated.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,7 +29,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from bench.common import ROOT, throwaway_database
+from bench.common import start_supervisor, throwaway_database
 
 CONFIG = {
     "workers": [{"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05}],
@@ -154,22 +152,7 @@ def _retain() -> None:
 
 
 def _start(log: Path) -> subprocess.Popen[bytes]:
-    from django.conf import settings
-
-    env = dict(
-        os.environ,
-        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
-        ROBUST_QUEUE_CONFIG_JSON=json.dumps(CONFIG),
-        ROBUST_QUEUE_LOG_LEVEL="INFO",
-    )
-    out = log.open("wb")
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "robust_queue"],
-        cwd=ROOT,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
+    return start_supervisor(CONFIG, level="INFO", log=log)
 
 
 def _server_deadlocks() -> int | None:

@@ -84,7 +84,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, setup_django, teardown_django
+from bench.common import setup_django, start_supervisor, teardown_django
 
 TASKS = "bench.soak_tasks"
 HEARTBEAT = 10.0
@@ -316,22 +316,7 @@ class Soak:
     # --- the processes -----------------------------------------------------
 
     def _start(self, settings: dict[str, Any], log: Path) -> subprocess.Popen[bytes]:
-        from django.conf import settings as django_settings
-
-        env = dict(
-            os.environ,
-            ROBUST_QUEUE_DB_NAME=django_settings.DATABASES["default"]["NAME"],
-            ROBUST_QUEUE_CONFIG_JSON=json.dumps(settings),
-            ROBUST_QUEUE_LOG_LEVEL="INFO",
-        )
-        out = log.open("ab")
-        return subprocess.Popen(
-            [sys.executable, "manage.py", "robust_queue"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        return start_supervisor(settings, level="INFO", log=log, append=True)
 
     def _stop(self, supervisor: subprocess.Popen[bytes]) -> None:
         supervisor.send_signal(signal.SIGTERM)
