@@ -114,14 +114,13 @@ def in_failures(jobs: QuerySet[Job], term: str, using: str) -> Found:
         if masking.is_on():
             return _masked(jobs, term, newest, paths)
         cap = counting.DEFAULT_COUNT_CAP
-        ids = _newest_matching(jobs, term, newest, cap + 1)
-        note = ""
-        if len(ids) > cap:
-            ids = ids[:cap]
-            note = (
-                f"Showing the newest {number(cap)} failures whose error contains the term; "
-                "there are more."
-            )
+        ids, more = _newest_up_to(jobs, term, newest, cap)
+        note = (
+            f"Showing the newest {number(cap)} failures whose error contains the term; "
+            "there are more."
+            if more
+            else ""
+        )
         return Found(jobs.filter(_one_of(ids, using) | Q(task_path__in=sorted(paths))), note)
     return _in_recent_failures(jobs, term, using, failure_search.why_not(vendor))
 
@@ -134,6 +133,14 @@ def _one_of(ids: list[int], using: str) -> Q:
         return Q(pk__in=ids)
     table = connections[using].ops.quote_name(Job._meta.db_table)
     return Q(RawSQL(f"{table}.id = ANY(%s)", [ids], output_field=BooleanField()))
+
+
+def _newest_up_to(
+    candidates: QuerySet[Job], term: str, newest: int, limit: int
+) -> tuple[list[int], bool]:
+    """The ids of the newest ``limit`` matches, and whether there are more."""
+    ids = _newest_matching(candidates, term, newest, limit + 1)
+    return ids[:limit], len(ids) > limit
 
 
 def _newest_matching(candidates: QuerySet[Job], term: str, newest: int, wanted: int) -> list[int]:
@@ -197,15 +204,13 @@ def _masked(jobs: QuerySet[Job], term: str, newest: int, paths: set[str]) -> Fou
     """``jobs`` of ``paths`` and those of the newest ``MASKED_CHECK``
     whose stored error contains ``term`` and whose error, masked as shown,
     still contains it."""
-    window = MASKED_CHECK
-    ids = _newest_matching(jobs, term, newest, window + 1)
-    note = ""
-    if len(ids) > window:
-        ids = ids[:window]
-        note = (
-            f"The error text was matched as shown (secrets masked) in the newest "
-            f"{number(window)} failures whose stored error contains the term."
-        )
+    ids, more = _newest_up_to(jobs, term, newest, MASKED_CHECK)
+    note = (
+        f"The error text was matched as shown (secrets masked) in the newest "
+        f"{number(MASKED_CHECK)} failures whose stored error contains the term."
+        if more
+        else ""
+    )
     shown = _shown_errors_containing(jobs.filter(pk__in=ids), term)
     return Found(jobs.filter(Q(pk__in=shown) | Q(task_path__in=sorted(paths))), note)
 
