@@ -164,7 +164,8 @@ class Dialect(Statements):
         stamp: ClaimTime,
     ) -> ClaimedRows:
         with self.connection.cursor() as cursor:
-            cursor.execute(*self.lock_ready(limit, queue, after))
+            for statement in self.claim_reads(limit, queue, after):
+                cursor.execute(*statement)
             locked = cursor.fetchall()
             if not locked:
                 return ClaimedRows([], [])

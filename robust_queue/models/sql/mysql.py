@@ -34,6 +34,7 @@ from django.db import DatabaseError
 from django.db.backends.utils import CursorWrapper
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
+from .claim_position import Position
 from .round_trips import BEGIN, COMMIT, Sent, send
 from .server_state import MYSQL_HISTORY_LENGTH, MYSQL_OLDEST_TRANSACTION, OpenTransaction
 from .statements import Statement
@@ -50,6 +51,11 @@ _PACKET_MARGIN = 4096
 
 # Whether the DELETE of a claim before it removed the row (a session variable).
 _TAKEN = "@robust_queue_taken"
+# The lowest priority above a resumed claim's position, if any ready job has
+# one (a session variable, set by the claim's first read).
+_HIGHER = "@robust_queue_higher"
+# The claim order reversed (statements.CLAIM_ORDER), for reading a range from its end.
+_CLAIM_ORDER_REVERSED = "priority ASC, fair_round DESC, job_id DESC"
 # Seconds between two looks of an idle worker's listener at the newest ready id.
 WATCH_EVERY = 0.05
 
@@ -59,12 +65,9 @@ logger = logging.getLogger(__name__)
 class MySQLDialect(Dialect):
     vendor = "mysql"
     _APPEND = "JSON_ARRAY_APPEND(worker_ids, '$', %s)"
-    # Off: InnoDB skips delete-marked records before it checks a range's
-    # end, so the higher-priority range, empty but at the head of the
-    # index, walks every entry a read view keeps, as a claim from the head
-    # does (34 pages against 4 for the same-priority range after 20,000
-    # deletes; BENCHMARKS.md, "Soak").
-    resumes_claims: ClassVar[bool] = False
+    # The higher-priority range of a resumed claim reads only if a
+    # backward read of it found a row (claim_reads).
+    _HIGHER_GATE: ClassVar[str] = f"{_HIGHER} IS NOT NULL AND "
     # The job's column keeps the server's collation, which may ignore case:
     # compare bytes, like every other pause.
     _PAUSED_PATHS = "BINARY p.task_path = BINARY j.task_path"
@@ -161,10 +164,38 @@ class MySQLDialect(Dialect):
     ) -> ClaimedRows:
         if not self._in_own_transaction():
             return super().claim(limit, queue, process_id, worker_id, stamp, resume=resume)
-        # From the head of the index whatever ``resume`` says (resumes_claims).
+        positions = self.claim_positions if resume else None
+        after = None if positions is None else positions.start(queue)
         with self._own_transaction():
-            [locked] = self._send([self.lock_ready(limit, queue)], begin=True)
-            return self._claim_locked(locked.rows, process_id, worker_id, stamp)
+            *_, locked = self._send(self.claim_reads(limit, queue, after), begin=True)
+            if not locked.rows and positions is not None and positions.rescan(queue, after):
+                after = None
+                [locked] = self._send([self.lock_ready(limit, queue)])
+            claimed = self._claim_locked(locked.rows, process_id, worker_id, stamp)
+        if positions is not None:
+            positions.record(queue, after, claimed)
+        return claimed
+
+    def claim_reads(self, limit: int, queue: Statement, after: Position | None) -> list[Statement]:
+        """A resumed claim first reads its higher-priority range backward,
+        from the position's end of it, for one row (two pages whatever lies
+        past it), and sets ``_HIGHER`` to that row's priority or NULL; the
+        range's own forward read, which InnoDB would start with a walk over
+        every delete-marked entry a read view keeps before the position
+        (claim_position.py), then reads only if there is such a row."""
+        if after is None:
+            return super().claim_reads(limit, queue, after)
+        probe, params = self.higher_probe(queue, after)
+        return [(f"SET {_HIGHER} = ({probe})", params), self.lock_ready(limit, queue, after)]
+
+    def higher_probe(self, queue: Statement, after: Position) -> Statement:
+        """The priority of one ready job above ``after``'s, read backward."""
+        where, params = queue
+        sql = (
+            f"SELECT priority FROM {self.tables.ready} WHERE {where} AND priority > %s "
+            f"ORDER BY {_CLAIM_ORDER_REVERSED} LIMIT 1"
+        )
+        return sql, [*params, after[0]]
 
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
         if not self._in_own_transaction():
@@ -191,16 +222,22 @@ class MySQLDialect(Dialect):
             )
         limit, queue, process_id, worker_id = then
         where, params = queue
-        # The lock (the claim's first statement) reads nothing unless the
-        # finish before it took its claim; from the head, as ``claim``.
-        lock = self.lock_ready(limit, (f"{_TAKEN} = 1 AND {where}", params))
+        positions = self.claim_positions if resume else None
+        after = None if positions is None else positions.start(queue)
+        # The claim's reads read nothing unless the finish before them took its claim.
+        reads = self.claim_reads(limit, (f"{_TAKEN} = 1 AND {where}", params), after)
         with self._own_transaction():
-            statements = [*self._finish_statements(claim_id, job_id, now, return_value), lock]
+            statements = [*self._finish_statements(claim_id, job_id, now, return_value), *reads]
             [taken, *_, locked] = self._send(statements, begin=True)
             if taken.rowcount != 1:
                 self._send([], commit=True)
                 return False, ClaimedRows([], [])
-            return True, self._claim_locked(locked.rows, process_id, worker_id, stamp)
+            claimed = self._claim_locked(locked.rows, process_id, worker_id, stamp)
+        if positions is not None:
+            # No scan again from the head here, as on PostgreSQL: the
+            # worker's own claim does it if this one took nothing.
+            positions.record(queue, after, claimed)
+        return True, claimed
 
     def _finish_statements(
         self, claim_id: int, job_id: int, now: datetime, return_value: Any

@@ -35,6 +35,8 @@ class Statements:
     _PAUSED_PATHS: ClassVar[str] = "p.task_path = j.task_path"
     # A resumed claim's range of the same priority (claim_position.py).
     _SAME_PRIORITY_AFTER: ClassVar[str] = SAME_PRIORITY_AFTER
+    # Before a resumed claim's higher-priority range (claim_position.bounded).
+    _HIGHER_GATE: ClassVar[str] = ""
 
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         # Weak: the cache of dialects is keyed by the connection.
@@ -149,7 +151,7 @@ class Statements:
         if after is None:
             return select.format(where), [*params, limit]
         # An index range each, in claim order (claim_position.py).
-        ranges = bounded(where, params, after, self._SAME_PRIORITY_AFTER)
+        ranges = bounded(where, params, after, self._SAME_PRIORITY_AFTER, self._HIGHER_GATE)
         branches = (
             self._union_branch(n, select.format(part)) for n, (part, _) in enumerate(ranges)
         )
@@ -159,6 +161,11 @@ class Statements:
     def _union_branch(self, n: int, select: str) -> str:
         """``select``, a locking read, as the ``n``-th branch of a UNION."""
         return f"({select})"
+
+    def claim_reads(self, limit: int, queue: Statement, after: Position | None) -> list[Statement]:
+        """The statements of a claim's locking read, run in order in its
+        transaction; the last one's rows are ``lock_ready``'s."""
+        return [self.lock_ready(limit, queue, after)]
 
     def insert_claims(
         self, job_ids: Sequence[int], process_id: int | None, now: datetime

@@ -103,3 +103,25 @@ class ResumedStatementTests(SimpleTestCase):
         sql, params = pg.finish_and_claim_in_one(11, NOW, {"v": 1}, then, NOW, (0, 9))
         self.assertEqual(sql.count("AND EXISTS (SELECT 1 FROM done)"), 3)
         self.assertEqual(sql.count("%s"), len(params))
+
+    def test_mysqls_resumed_claim_reads_its_higher_range_backward_first(self) -> None:
+        mysql, wrapper = dialect("mysql")
+        # What a MariaDB >= 10.6 server answers (it is never asked here).
+        wrapper.features.has_select_for_update = True
+        wrapper.features.has_select_for_update_skip_locked = True
+        queue = queue_filter(None, ["a"])
+        [probe, lock] = mysql.claim_reads(2, queue, (5, 40))
+        sql, params = probe
+        # From the end of the range nearest the position, for one row.
+        self.assertTrue(sql.startswith("SET @robust_queue_higher = (SELECT priority FROM "))
+        self.assertIn("AND priority > %s ORDER BY priority ASC, fair_round DESC, job_id DESC", sql)
+        self.assertEqual(params, ["a", 5])
+        self.assertEqual(sql.count("%s"), len(params))
+        # Only the higher range's forward read waits on what it found.
+        sql, params = lock
+        self.assertEqual(sql.count("FOR UPDATE SKIP LOCKED"), 3)
+        self.assertEqual(sql.count("@robust_queue_higher IS NOT NULL AND"), 1)
+        self.assertLess(sql.index("@robust_queue_higher"), sql.index("UNION ALL"))
+        self.assertEqual(sql.count("%s"), len(params))
+        # From the head: one read, no probe.
+        self.assertEqual(mysql.claim_reads(2, queue, None), [mysql.lock_ready(2, queue)])
