@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
 from datetime import datetime
+from functools import cached_property
 from threading import Event
 from typing import Any, ClassVar
 
@@ -191,11 +192,18 @@ class MySQLDialect(Dialect):
     def higher_probe(self, queue: Statement, after: Position) -> Statement:
         """The priority of one ready job above ``after``'s, read backward."""
         where, params = queue
-        sql = (
-            f"SELECT priority FROM {self.tables.ready} WHERE {where} AND priority > %s "
-            f"ORDER BY {_CLAIM_ORDER_REVERSED} LIMIT 1"
-        )
+        sql = self._probe_texts.get(where)
+        if sql is None:
+            sql = self._probe_texts[where] = (
+                f"SELECT priority FROM {self.tables.ready} WHERE {where} AND priority > %s "
+                f"ORDER BY {_CLAIM_ORDER_REVERSED} LIMIT 1"
+            )
         return sql, [*params, after[0]]
+
+    @cached_property
+    def _probe_texts(self) -> dict[str, str]:
+        # Made once per claim filter, as the claim's own (lock_ready).
+        return {}
 
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
         if not self._in_own_transaction():

@@ -138,6 +138,20 @@ class Statements:
         A server that locks rows but cannot skip locked ones is refused.
         """
         where, params = queue
+        key = (where, after is not None)
+        sql = self._lock_texts.get(key)
+        if sql is None:
+            sql = self._lock_texts[key] = self._lock_text(where, after is not None)
+        if after is None:
+            return sql, [*params, limit]
+        return sql, bounded_params(params, after, limit)
+
+    @cached_property
+    def _lock_texts(self) -> dict[tuple[str, bool], str]:
+        # Made once per claim filter: only the parameters change.
+        return {}
+
+    def _lock_text(self, where: str, resumed: bool) -> str:
         features = self.connection.features
         if features.has_select_for_update and not features.has_select_for_update_skip_locked:
             raise NotSupportedError(
@@ -148,15 +162,14 @@ class Statements:
         lock = " FOR UPDATE SKIP LOCKED" if features.has_select_for_update else ""
         select = f"SELECT id, job_id FROM {self.tables.ready} WHERE {{}} "
         select += f"ORDER BY {CLAIM_ORDER} LIMIT %s{lock}"
-        if after is None:
-            return select.format(where), [*params, limit]
+        if not resumed:
+            return select.format(where)
         # An index range each, in claim order (claim_position.py).
-        ranges = bounded(where, params, after, self._SAME_PRIORITY_AFTER, self._HIGHER_GATE)
+        ranges = bounded(where, [], (0, 0), self._SAME_PRIORITY_AFTER, self._HIGHER_GATE)
         branches = (
             self._union_branch(n, select.format(part)) for n, (part, _) in enumerate(ranges)
         )
-        sql = " UNION ALL ".join(branches) + " LIMIT %s"
-        return sql, bounded_params(params, after, limit)
+        return " UNION ALL ".join(branches) + " LIMIT %s"
 
     def _union_branch(self, n: int, select: str) -> str:
         """``select``, a locking read, as the ``n``-th branch of a UNION."""
