@@ -27,8 +27,8 @@ index entries at once. InnoDB walks delete-marked entries before it checks
 a range's end, even for a range with nothing in it, so on MySQL/MariaDB
 the higher-priority range (at the head of the index) would walk them all
 as the head does; there the claim first reads that range backward, from
-its end, for one row (``MySQLDialect.claim_reads``), and the range's
-forward read reads nothing unless that found one.
+its end, for one row (``MySQLDialect.claim_reads``), and its one locking
+read includes that range only if this found one.
 """
 
 from __future__ import annotations
@@ -121,18 +121,14 @@ def last_position(columns: list[str], rows: list[tuple[Any, ...]]) -> Position |
     return int(row[columns.index("priority")]), int(row[columns.index("id")])
 
 
-def bounded(
-    where: str, params: list[Any], after: Position, same: str, higher_gate: str = ""
-) -> list[Statement]:
+def bounded(where: str, params: list[Any], after: Position, same: str) -> list[Statement]:
     """The ranges of a claim resumed ``after`` a position, in claim order,
     each a WHERE clause that extends ``where``: the higher priorities, the
     same priority past the position in round 0 (``same``, the dialect's
-    spelling of it, takes the priority and the job id), the lower ones.
-    ``higher_gate`` (a condition and ``AND``) goes before the first: a
-    dialect's guard that lets that range read nothing."""
+    spelling of it, takes the priority and the job id), the lower ones."""
     priority, job_id = after
     return [
-        (f"{higher_gate}{where} AND priority > %s", [*params, priority]),
+        (f"{where} AND priority > %s", [*params, priority]),
         (f"{where} AND {same}", [*params, priority, job_id]),
         (f"{where} AND priority < %s", [*params, priority]),
     ]

@@ -35,7 +35,7 @@ from django.db import DatabaseError
 from django.db.backends.utils import CursorWrapper
 
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
-from .claim_position import Position
+from .claim_position import SAME_PRIORITY_AFTER, Position
 from .round_trips import BEGIN, COMMIT, Sent, send
 from .server_state import MYSQL_HISTORY_LENGTH, MYSQL_OLDEST_TRANSACTION, OpenTransaction
 from .statements import Statement
@@ -57,6 +57,13 @@ _TAKEN = "@robust_queue_taken"
 _HIGHER = "@robust_queue_higher"
 # The claim order reversed (statements.CLAIM_ORDER), for reading a range from its end.
 _CLAIM_ORDER_REVERSED = "priority ASC, fair_round DESC, job_id DESC"
+# The claim order past a position (priority, priority, job id, priority), in
+# one condition that the range optimizer reads as index ranges in index
+# order: one locking read, no UNION (which MariaDB runs through a temporary
+# table). The higher priorities only if the backward read found one.
+_PAST_POSITION = (
+    f"({_HIGHER} IS NOT NULL AND priority > %s OR {SAME_PRIORITY_AFTER} OR priority < %s)"
+)
 # Seconds between two looks of an idle worker's listener at the newest ready id.
 WATCH_EVERY = 0.05
 
@@ -66,9 +73,6 @@ logger = logging.getLogger(__name__)
 class MySQLDialect(Dialect):
     vendor = "mysql"
     _APPEND = "JSON_ARRAY_APPEND(worker_ids, '$', %s)"
-    # The higher-priority range of a resumed claim reads only if a
-    # backward read of it found a row (claim_reads).
-    _HIGHER_GATE: ClassVar[str] = f"{_HIGHER} IS NOT NULL AND "
     # The job's column keeps the server's collation, which may ignore case:
     # compare bytes, like every other pause.
     _PAUSED_PATHS = "BINARY p.task_path = BINARY j.task_path"
@@ -180,14 +184,23 @@ class MySQLDialect(Dialect):
     def claim_reads(self, limit: int, queue: Statement, after: Position | None) -> list[Statement]:
         """A resumed claim first reads its higher-priority range backward,
         from the position's end of it, for one row (two pages whatever lies
-        past it), and sets ``_HIGHER`` to that row's priority or NULL; the
-        range's own forward read, which InnoDB would start with a walk over
-        every delete-marked entry a read view keeps before the position
-        (claim_position.py), then reads only if there is such a row."""
+        past it), and sets ``_HIGHER`` to that row's priority or NULL; its
+        locking read (``lock_ready``) includes that range only if there is
+        such a row: InnoDB would start the range's forward read with a walk
+        over every delete-marked entry a read view keeps before the
+        position (claim_position.py)."""
         if after is None:
             return super().claim_reads(limit, queue, after)
         probe, params = self.higher_probe(queue, after)
         return [(f"SET {_HIGHER} = ({probe})", params), self.lock_ready(limit, queue, after)]
+
+    def lock_ready(self, limit: int, queue: Statement, after: Position | None = None) -> Statement:
+        if after is None:
+            return super().lock_ready(limit, queue)
+        where, params = queue
+        priority, job_id = after
+        past = [*params, priority, priority, job_id, priority]
+        return super().lock_ready(limit, (f"{where} AND {_PAST_POSITION}", past))
 
     def higher_probe(self, queue: Statement, after: Position) -> Statement:
         """The priority of one ready job above ``after``'s, read backward."""

@@ -35,8 +35,6 @@ class Statements:
     _PAUSED_PATHS: ClassVar[str] = "p.task_path = j.task_path"
     # A resumed claim's range of the same priority (claim_position.py).
     _SAME_PRIORITY_AFTER: ClassVar[str] = SAME_PRIORITY_AFTER
-    # Before a resumed claim's higher-priority range (claim_position.bounded).
-    _HIGHER_GATE: ClassVar[str] = ""
 
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         # Weak: the cache of dialects is keyed by the connection.
@@ -165,7 +163,7 @@ class Statements:
         if not resumed:
             return select.format(where)
         # An index range each, in claim order (claim_position.py).
-        ranges = bounded(where, [], (0, 0), self._SAME_PRIORITY_AFTER, self._HIGHER_GATE)
+        ranges = bounded(where, [], (0, 0), self._SAME_PRIORITY_AFTER)
         branches = (
             self._union_branch(n, select.format(part)) for n, (part, _) in enumerate(ranges)
         )

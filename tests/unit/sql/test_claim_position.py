@@ -117,11 +117,17 @@ class ResumedStatementTests(SimpleTestCase):
         self.assertIn("AND priority > %s ORDER BY priority ASC, fair_round DESC, job_id DESC", sql)
         self.assertEqual(params, ["a", 5])
         self.assertEqual(sql.count("%s"), len(params))
-        # Only the higher range's forward read waits on what it found.
+        # One locking read of the claim order past the position, the
+        # higher priorities in it only if the backward read found one.
         sql, params = lock
-        self.assertEqual(sql.count("FOR UPDATE SKIP LOCKED"), 3)
-        self.assertEqual(sql.count("@robust_queue_higher IS NOT NULL AND"), 1)
-        self.assertLess(sql.index("@robust_queue_higher"), sql.index("UNION ALL"))
+        self.assertEqual(sql.count("FOR UPDATE SKIP LOCKED"), 1)
+        self.assertNotIn("UNION", sql)
+        self.assertIn(
+            "(@robust_queue_higher IS NOT NULL AND priority > %s OR priority = %s AND "
+            "(fair_round > 0 OR (fair_round = 0 AND job_id > %s)) OR priority < %s)",
+            sql,
+        )
+        self.assertEqual(params, ["a", 5, 5, 40, 5, 2])
         self.assertEqual(sql.count("%s"), len(params))
         # From the head: one read, no probe.
         self.assertEqual(mysql.claim_reads(2, queue, None), [mysql.lock_ready(2, queue)])
