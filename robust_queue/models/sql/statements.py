@@ -136,6 +136,13 @@ class Statements:
         A server that locks rows but cannot skip locked ones is refused.
         """
         where, params = queue
+        features = self.connection.features
+        if features.has_select_for_update and not features.has_select_for_update_skip_locked:
+            raise NotSupportedError(
+                "Robust Queue claims with SELECT ... FOR UPDATE SKIP LOCKED, which "
+                f"this {self.connection.display_name} server does not support "
+                "(MariaDB >= 10.6, MySQL >= 8.0.1, PostgreSQL >= 9.5 do)."
+            )
         key = (where, after is not None)
         sql = self._lock_texts.get(key)
         if sql is None:
@@ -150,14 +157,7 @@ class Statements:
         return {}
 
     def _lock_text(self, where: str, resumed: bool) -> str:
-        features = self.connection.features
-        if features.has_select_for_update and not features.has_select_for_update_skip_locked:
-            raise NotSupportedError(
-                "Robust Queue claims with SELECT ... FOR UPDATE SKIP LOCKED, which "
-                f"this {self.connection.display_name} server does not support "
-                "(MariaDB >= 10.6, MySQL >= 8.0.1, PostgreSQL >= 9.5 do)."
-            )
-        lock = " FOR UPDATE SKIP LOCKED" if features.has_select_for_update else ""
+        lock = " FOR UPDATE SKIP LOCKED" if self.connection.features.has_select_for_update else ""
         select = f"SELECT id, job_id FROM {self.tables.ready} WHERE {{}} "
         select += f"ORDER BY {CLAIM_ORDER} LIMIT %s{lock}"
         if not resumed:
