@@ -769,11 +769,14 @@ class Soak:
         if self.state.errors:
             print(f"\nerrors in this process: {dict(self.state.errors)}")
         text = self.log.read_text(errors="replace")
-        planned = text.count("soak_tasks.PlannedFailure:")
+        # A planned failure's traceback ends with a line of its own that
+        # starts with the exception (the log's "retried: ..." line names it
+        # too, mid-line).
+        planned = text.count("\nbench.soak_tasks.PlannedFailure:")
         print(
             f"\nsupervisor log ({self.log}): {text.count(' ERROR ')} ERROR lines, "
             f"{text.count('Traceback') - planned} tracebacks besides the {planned} planned "
-            f"failures', {text.count(' WARNING ')} WARNING lines, "
+            f"failures, {text.count(' WARNING ')} WARNING lines, "
             f"{text.count('Cleared')} retention summaries"
         )
 
