@@ -455,10 +455,11 @@ class Soak:
             long_open=self.state.long_open,
         )
 
-    def _probe_statement(self) -> tuple[str, list[Any]]:
-        """A ``*`` worker's locking read of one ready row: from the head
-        of the ready index (``--probe head``), or resumed after the last
-        job claimed, as a worker's claim is (``claim_position.py``)."""
+    def _probe_statements(self) -> list[tuple[str, list[Any]]]:
+        """A ``*`` worker's reads of one ready row to lock, in order (the
+        last one locks it): from the head of the ready index (``--probe
+        head``), or resumed after the last job claimed, as a worker's claim
+        is (``claim_position.py``; MariaDB: a backward read first)."""
         from django.db import connection
 
         from robust_queue.models.sql import dialect_for
@@ -466,7 +467,7 @@ class Soak:
         dialect = dialect_for("default")
         queue = dialect.claim_filter(None, [], [])
         if self.options.probe == "head":
-            return dialect.lock_ready(1, queue)
+            return dialect.claim_reads(1, queue, None)
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT priority, id FROM robust_queue_job "
@@ -474,39 +475,45 @@ class Soak:
                 [self.first_pk],
             )
             last = cursor.fetchone()
-        return dialect.lock_ready(1, queue, None if last is None else (last[0], last[1]))
+        return dialect.claim_reads(1, queue, None if last is None else (last[0], last[1]))
 
     def _claim_probe(self) -> tuple[float, int]:
-        """Milliseconds and pages of the claim's locking read of one ready
-        row (as a ``*`` worker claims), run under EXPLAIN ANALYZE
+        """Milliseconds and pages of the claim's reads of one ready row to
+        lock (as a ``*`` worker claims), each run under EXPLAIN ANALYZE
         (PostgreSQL: shared buffers hit or read; MariaDB: ANALYZE's
-        pages_accessed) and rolled back: it writes nothing. The pages are
-        the work, apart from how long this loaded machine made it wait."""
+        pages_accessed; a ``SET @v = (SELECT ...)`` by its SELECT, then
+        run) and rolled back: it writes nothing. The pages are the work,
+        apart from how long this loaded machine made it wait."""
         from django.db import connection, transaction
 
-        sql, params = self._probe_statement()
-        if self.vendor == "postgresql":
-            sql = f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {sql}"
-        else:
-            sql = f"ANALYZE FORMAT=JSON {sql}"
+        elapsed, pages = 0.0, 0
         with transaction.atomic():
             with connection.cursor() as cursor:
-                began = time.perf_counter()
-                cursor.execute(sql, params)
-                (plan,) = cursor.fetchone()
-                elapsed = time.perf_counter() - began
+                for sql, params in self._probe_statements():
+                    measured = sql[sql.index("(") + 1 : -1] if sql.startswith("SET ") else sql
+                    if self.vendor == "postgresql":
+                        measured = f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {measured}"
+                    else:
+                        measured = f"ANALYZE FORMAT=JSON {measured}"
+                    began = time.perf_counter()
+                    cursor.execute(measured, params)
+                    (plan,) = cursor.fetchone()
+                    elapsed += time.perf_counter() - began
+                    if sql.startswith("SET "):
+                        cursor.execute(sql, params)
+                    if self.vendor == "postgresql":
+                        top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+                        pages += int(top.get("Shared Hit Blocks", 0))
+                        pages += int(top.get("Shared Read Blocks", 0))
+                    else:
+                        pages += sum(_values_of(json.loads(plan), "pages_accessed"))
             transaction.set_rollback(True)
-        if self.vendor == "postgresql":
-            top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
-            pages = int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0))
-        else:
-            pages = sum(_values_of(json.loads(plan), "pages_accessed"))
         return elapsed * 1000, pages
 
     def _explain(self) -> str:
         from django.db import connection, transaction
 
-        sql, params = self._probe_statement()
+        sql, params = self._probe_statements()[-1]
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", params)
