@@ -192,15 +192,13 @@ class MySQLDialect(Dialect):
         if after is None:
             return super().claim_reads(limit, queue, after)
         probe, params = self.higher_probe(queue, after)
-        return [(f"SET {_HIGHER} = ({probe})", params), self.lock_ready(limit, queue, after)]
-
-    def lock_ready(self, limit: int, queue: Statement, after: Position | None = None) -> Statement:
-        if after is None:
-            return super().lock_ready(limit, queue)
-        where, params = queue
+        where, queue_params = queue
         priority, job_id = after
-        past = [*params, priority, priority, job_id, priority]
-        return super().lock_ready(limit, (f"{where} AND {_PAST_POSITION}", past))
+        # Not lock_ready(after): this read is right only after the probe
+        # (lock_ready's own resumed read, a UNION, needs none).
+        past = [*queue_params, priority, priority, job_id, priority]
+        lock = self.lock_ready(limit, (f"{where} AND {_PAST_POSITION}", past))
+        return [(f"SET {_HIGHER} = ({probe})", params), lock]
 
     def higher_probe(self, queue: Statement, after: Position) -> Statement:
         """The priority of one ready job above ``after``'s, read backward."""
