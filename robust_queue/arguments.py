@@ -112,7 +112,8 @@ def decode_value(value: Any, *, using: str | None = None) -> Any:
 
 def encoded_size(data: Mapping[str, Any]) -> int:
     """The size in bytes of ``data`` as compact (ASCII-escaped) JSON."""
-    return len(json.dumps(data, separators=(",", ":")).encode("utf-8"))
+    # ASCII-escaped: as many bytes as characters.
+    return len(json.dumps(data, separators=(",", ":")))
 
 
 def normalize_return_value(value: Any) -> Any:

@@ -24,6 +24,7 @@ from .compat import (
 )
 from .exceptions import BatchError, PayloadTooLargeError, QueueNotMigratedError, UnknownTaskError
 from .models import BatchMember, Job, UniqueKey, batch_scope
+from .models.instances import new_instance
 from .models.job import RESULT_ID_MAX_LENGTH
 from .models.sql import dialect_for
 from .options import fair_groups, registry, tagging
@@ -216,19 +217,19 @@ class RobustQueueBackend(BaseTaskBackend):
         key = concurrency_key(task, args, kwargs)
         self._check_size(task, arguments)
         metadata = job_metadata.for_enqueue(task)
-        job = Job(
-            task_path=task.module_path,
-            queue_name=task.queue_name,
-            priority=task.priority,
-            backend_alias=self.alias,
-            arguments=arguments,
-            concurrency_key=key,
-            run_after=task.run_after,
-            enqueued_at=timezone.now(),
-        )
+        values = {
+            "task_path": task.module_path,
+            "queue_name": task.queue_name,
+            "priority": task.priority,
+            "backend_alias": self.alias,
+            "arguments": arguments,
+            "concurrency_key": key,
+            "run_after": task.run_after,
+            "enqueued_at": timezone.now(),
+        }
         if metadata:
-            # Only when set: the field's default is cheaper than a keyword.
-            job.metadata = metadata
+            values["metadata"] = metadata
+        job = new_instance(Job, values)
         tags = tagging.for_enqueue(task)
         if tags:
             job.pending_tags = tags

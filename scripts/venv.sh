@@ -34,7 +34,7 @@ case "$line" in
     360) python="$(find_python 3.12)"; django="Django>=6.0,<6.1" ;;
     313) python="$(find_python 3.13)"; django="Django>=6.1,<6.2" ;;
     demo) python="$(find_python 3.13 3.12 3.11)"; django=""; extras=""; tools=() ;;
-    peers) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; extras="[postgres,mysql,backport]"; tools=("django-tasks-db==0.13.0") ;;
+    peers) python="$(find_python 3.11)"; django="Django>=5.2,<6.0"; extras="[postgres,mysql,backport]"; tools=("django-tasks-db==0.13.0" "procrastinate>=3.5,<4") ;;
     *) echo "unknown line $line (use 311, 312, 360, 313, demo or peers)" >&2; exit 2 ;;
 esac
 

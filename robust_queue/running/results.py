@@ -69,9 +69,10 @@ def build_result(
         started_at=job.started_at,
         finished_at=_finished_at(job, status),
         last_attempted_at=job.last_attempted_at,
-        # Django normalises these as JSON; real values are set below.
-        args=job.args,
-        kwargs=job.kwargs,
+        # Django normalises these as JSON: empty ones, for nothing; the
+        # real values are set below.
+        args=[],
+        kwargs={},
         backend=job.backend_alias,
         errors=task_errors(job.errors),
         worker_ids=[str(worker) for worker in stored_worker_ids(job.worker_ids)],

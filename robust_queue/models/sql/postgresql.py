@@ -356,14 +356,20 @@ class PostgreSQLDialect(Dialect):
         """Insert ``jobs``, make them ready, notify; returns (result id, job
         id) rows.
 
-        Many jobs: one array per column (``unnest``), built here rather
-        than by Django's insert compiler, JSON columns as text dumped once
-        per value, the statement made once per connection. One job: a single
-        VALUES row (also made once per connection), which a single enqueue
-        sends faster.
+        Many jobs: their rows as one JSON array of arrays, which the server
+        reads back as a record set (``json_populate_recordset``): one
+        ``json.dumps`` in C for the whole call, the JSON columns nested as
+        they are, instead of a driver's array of text per column (quoted
+        value by value in Python). A value JSON cannot carry as it is (a
+        custom type the ORM adapts) takes the column arrays instead. One
+        job: a single VALUES row (made once per connection), which a
+        single enqueue sends faster.
         """
         if len(jobs) == 1:
             return self._enqueue_one(jobs[0], now)
+        rows = self._json_rows(jobs)
+        if rows is not None:
+            return self._enqueue_rows_statement, [rows, now, NOTIFY_CHANNEL]
         params: list[Any] = []
         for field, (name, adapt) in zip(self.job_fields, self._job_adapters, strict=True):
             values = [getattr(job, name) for job in jobs]
@@ -374,6 +380,51 @@ class PostgreSQLDialect(Dialect):
             else:
                 params.append([adapt(value) for value in values])
         return self._enqueue_statement, [*params, now, NOTIFY_CHANNEL]
+
+    def _json_rows(self, jobs: Sequence[Any]) -> str | None:
+        """``jobs``' rows as one JSON text, an array per job in
+        ``job_fields`` order; None if a value is not one that JSON carries
+        as the column stores it (``_json_row_value``)."""
+        names = self._json_row_names
+        if names is None:
+            return None
+        try:
+            rows = [[getattr(job, name) for name in names] for job in jobs]
+            return json.dumps(rows, default=_json_row_value, separators=(",", ":"))
+        except _NotPlain:
+            return None
+
+    @cached_property
+    def _json_row_names(self) -> list[str] | None:
+        # Text, integers, booleans, datetimes and JSON columns with the
+        # default encoder; None (the column arrays) for anything else.
+        names = []
+        for field in self.job_fields:
+            kind = field.get_internal_type()
+            if kind not in _JSON_ROW_KINDS or getattr(field, "encoder", None) is not None:
+                return None
+            names.append(field.attname)
+        return names
+
+    @cached_property
+    def _enqueue_rows_statement(self) -> str:
+        fields = self.job_fields
+        quote = self.connection.ops.quote_name
+        columns = ", ".join(quote(field.column) for field in fields)
+        values = []
+        for n, field in enumerate(fields):
+            if isinstance(field, JSONField):
+                # A JSON null is SQL NULL in a JSONField, as Django stores it.
+                values.append(f"nullif(row -> {n}, 'null')")
+            else:
+                # varchar, not varchar(64): the column's own type checks length.
+                kind = str(field.db_type(self.connection)).split("(")[0]
+                values.append(f"(row ->> {n})::{kind}")
+        insert = (
+            f"INSERT INTO {self.tables.job} ({columns}) SELECT {', '.join(values)} "
+            "FROM jsonb_array_elements(%s::jsonb) AS row"
+        )
+        return _ENQUEUE.format(insert=insert, ready=self.tables.ready)
 
     def _enqueue_one(self, job: Any, now: datetime) -> Statement:
         return self._enqueue_one_sql, [*self.job_values([job]), now, NOTIFY_CHANNEL]
@@ -417,6 +468,36 @@ class PostgreSQLDialect(Dialect):
             cursor.execute(POSTGRESQL_OLDEST_TRANSACTION)
             row = cursor.fetchone()
         return None if row is None else _open_transaction(row)
+
+
+# Field kinds whose stored value JSON carries as it is (_json_rows).
+_JSON_ROW_KINDS = frozenset(
+    {
+        "CharField",
+        "TextField",
+        "SmallIntegerField",
+        "IntegerField",
+        "BigIntegerField",
+        "PositiveIntegerField",
+        "PositiveSmallIntegerField",
+        "PositiveBigIntegerField",
+        "BooleanField",
+        "DateTimeField",
+        "JSONField",
+    }
+)
+
+
+class _NotPlain(Exception):
+    """A value of a job's row that JSON does not carry as stored."""
+
+
+def _json_row_value(value: Any) -> Any:
+    """An aware datetime as ISO 8601 text (``timestamptz`` reads it
+    back exactly); anything else is not plain: the column arrays take it."""
+    if type(value) is datetime and value.tzinfo is not None:
+        return value.isoformat()
+    raise _NotPlain
 
 
 def _is_one_queue(where: str) -> bool:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import warnings
+from typing import Any
 from unittest import mock
 
 from django.db import NotSupportedError
@@ -88,41 +91,59 @@ class PostgreSQLStatementTests(SimpleTestCase):
         self.assertEqual(params[-2:], [NOW, NOTIFY_CHANNEL])
         self.assertIn(job.result_id, params)
 
-    def test_a_ready_enqueue_sends_one_array_per_column(self) -> None:
-        """However many jobs, one parameter per column written
-        (``unnest``); JSON columns as text."""
+    def _jobs(self, n: int, **values: Any) -> list[Any]:
         from robust_queue.models import Job
-        from robust_queue.models.sql.statements import ENQUEUE_COLUMNS
 
-        jobs = [
+        return [
             Job(
                 task_path="t.f",
                 queue_name="q",
                 backend_alias="default",
                 enqueued_at=NOW,
                 arguments={"args": [i], "kwargs": {}},
+                **values,
             )
-            for i in range(3)
+            for i in range(n)
         ]
+
+    def test_a_ready_enqueue_sends_its_rows_as_one_json_text(self) -> None:
+        """However many jobs, one parameter for all their rows: an array
+        per job in column order, JSON columns nested as they are."""
+        from robust_queue.models import Job
+        from robust_queue.models.sql.statements import ENQUEUE_COLUMNS
+
+        jobs = self._jobs(3, run_after=NOW)
         sql, params = self.dialect.enqueue_ready(jobs, NOW)
         # The columns an enqueue writes: not the fair group, nor the
         # outcome (these jobs have none).
         columns = [f.attname for f in Job._meta.concrete_fields if f.name in ENQUEUE_COLUMNS]
         self.assertNotIn("group_key", sql.split("SELECT", 1)[0])
         self.assertNotIn("return_value", sql.split("SELECT", 1)[0])
+        self.assertIn("FROM jsonb_array_elements(%s::jsonb) AS row", sql)
+        self.assertIn("(row ->> 0)::varchar, ", sql)
+        # A JSON null is SQL NULL in a JSON column, as the ORM stores it.
+        self.assertIn("nullif(row -> 5, 'null')", sql)
+        self.assertEqual(len(params), 3)
+        rows = json.loads(params[0])
+        self.assertEqual(len(rows), 3)
+        by_column = [dict(zip(columns, row, strict=True)) for row in rows]
+        self.assertEqual([row["result_id"] for row in by_column], [j.result_id for j in jobs])
+        self.assertEqual([row["arguments"] for row in by_column][1], {"args": [1], "kwargs": {}})
+        self.assertEqual(by_column[0]["worker_ids"], [])
+        # Datetimes as ISO 8601 with their offset.
+        self.assertEqual(by_column[0]["run_after"], NOW.isoformat())
+        self.assertEqual(params[1:], [NOW, NOTIFY_CHANNEL])
+
+    def test_a_ready_enqueue_of_values_json_cannot_carry_sends_column_arrays(self) -> None:
+        """A naive datetime (the ORM makes it aware, warning) takes one
+        array per column (``unnest``); JSON columns as text."""
+        jobs = self._jobs(3, run_after=NOW.replace(tzinfo=None))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sql, params = self.dialect.enqueue_ready(jobs, NOW)
         self.assertIn("SELECT * FROM unnest((%s)::varchar[], ", sql)
-        self.assertEqual(len(params), len(columns) + 2)
-        by_column = dict(zip(columns, params, strict=False))
-        self.assertEqual(by_column["result_id"], [job.result_id for job in jobs])
-        self.assertEqual(
-            by_column["arguments"],
-            [
-                '{"args": [0], "kwargs": {}}',
-                '{"args": [1], "kwargs": {}}',
-                '{"args": [2], "kwargs": {}}',
-            ],
-        )
-        self.assertEqual(by_column["worker_ids"], ["[]", "[]", "[]"])
+        self.assertEqual(len(params), 15 + 2)
+        self.assertIn('{"args": [2], "kwargs": {}}', params[5])
 
     def test_lock_ready_skips_locked_rows(self) -> None:
         sql, params = self.dialect.lock_ready(2, queue_filter(None, ["a", "b"]))
