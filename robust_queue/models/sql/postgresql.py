@@ -23,6 +23,7 @@ from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .claim_position import Position, bounded, bounded_params
 from .finish_probe import FINISHED_CHANNEL, FinishProbe, PostgreSQLFinishProbe
 from .listen_target import listen_route
+from .prepared import hot_cursor
 from .server_state import (
     POSTGRESQL_DEAD_ROWS,
     POSTGRESQL_OLDEST_TRANSACTION,
@@ -151,7 +152,7 @@ class PostgreSQLDialect(Dialect):
     _SAME_PRIORITY_AFTER = "priority = %s AND (fair_round, job_id) > (0, %s)"
 
     def insert_ready(self, jobs: Sequence[Any], now: datetime) -> dict[str, int] | None:
-        with self.connection.cursor() as cursor:
+        with hot_cursor(self.connection) as cursor:
             cursor.execute(*self.enqueue_ready(jobs, now))
             return dict(cursor.fetchall())
 
@@ -192,14 +193,14 @@ class PostgreSQLDialect(Dialect):
         # One statement: the stamp is taken as late as it can be, just
         # before the statement (and its snapshot) starts.
         statement = self.claim_in_one(limit, queue, process_id, worker_id, stamp(), after)
-        with self.connection.cursor() as cursor:
+        with hot_cursor(self.connection) as cursor:
             cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-1]
             rows = cursor.fetchall()
         return _in_claim_order(columns, [(row[-1], tuple(row[:-1])) for row in rows])
 
     def finish(self, claim_id: int, job_id: int, now: datetime, return_value: Any) -> bool:
-        with self.connection.cursor() as cursor:
+        with hot_cursor(self.connection) as cursor:
             cursor.execute(*self.finish_in_one(claim_id, now, return_value))
             [(finished,)] = cursor.fetchall()
             return cast(int, finished) == 1
@@ -258,7 +259,7 @@ class PostgreSQLDialect(Dialect):
         positions = self.claim_positions if resume else None
         after = None if positions is None else positions.start(queue)
         statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp(), after)
-        with self.connection.cursor() as cursor:
+        with hot_cursor(self.connection) as cursor:
             cursor.execute(*statement)
             columns = [column[0] for column in cursor.description][:-2]
             rows = cursor.fetchall()
