@@ -149,6 +149,14 @@ def rebuild_task(job: EnqueuedJob) -> Task[..., Any]:
     Raises ``UnknownTaskError`` if it cannot be resolved or rebuilt.
     """
     task = resolve_task(job.task_path, job.backend_alias)
+    if (job.queue_name, job.priority, job.run_after) == (
+        task.queue_name,
+        task.priority,
+        task.run_after,
+    ):
+        # Enqueued as declared (most jobs): the declaration itself, not a
+        # copy that validates every option again (a worker does this per job).
+        return task
     try:
         return task.using(queue_name=job.queue_name, priority=job.priority, run_after=job.run_after)
     except InvalidTask as exc:

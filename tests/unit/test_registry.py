@@ -42,3 +42,34 @@ class RegisterTests(SimpleTestCase):
             run_after=None,
         )
         self.assertIsNone(registry.declared("testproject.other_backend.shout"))
+
+
+class RebuildTests(SimpleTestCase):
+    """A worker rebuilds each job's task: the declaration itself when the
+    job was enqueued as declared, a copy with the job's own values else."""
+
+    def _row(self, **values: object) -> object:
+        fields = {
+            "task_path": "testproject.tasks.report",
+            "backend_alias": "default",
+            "queue_name": "reports",
+            "priority": 10,
+            "run_after": None,
+            **values,
+        }
+        return type("Row", (), fields)()
+
+    def test_a_job_enqueued_as_declared_runs_the_declaration(self) -> None:
+        self.assertIs(registry.rebuild_task(self._row()), tasks.report)
+
+    def test_a_job_enqueued_with_its_own_values_gets_them(self) -> None:
+        from datetime import UTC, datetime
+
+        when = datetime(2026, 11, 29, tzinfo=UTC)
+        for values in ({"queue_name": "default"}, {"priority": -3}, {"run_after": when}):
+            with self.subTest(values):
+                task = registry.rebuild_task(self._row(**values))
+                self.assertIsNot(task, tasks.report)
+                self.assertIs(task.func, tasks.report.func)
+                for name, value in values.items():
+                    self.assertEqual(getattr(task, name), value)

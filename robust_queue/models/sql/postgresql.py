@@ -195,7 +195,7 @@ class PostgreSQLDialect(Dialect):
         statement = self.claim_in_one(limit, queue, process_id, worker_id, stamp(), after)
         with hot_cursor(self.connection) as cursor:
             cursor.execute(*statement)
-            columns = [column[0] for column in cursor.description][:-1]
+            columns = _column_names(cursor)[:-1]
             rows = cursor.fetchall()
         return _in_claim_order(columns, [(row[-1], tuple(row[:-1])) for row in rows])
 
@@ -261,7 +261,7 @@ class PostgreSQLDialect(Dialect):
         statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp(), after)
         with hot_cursor(self.connection) as cursor:
             cursor.execute(*statement)
-            columns = [column[0] for column in cursor.description][:-2]
+            columns = _column_names(cursor)[:-2]
             rows = cursor.fetchall()
         finished = bool(rows and rows[0][-1])
         claimed = [row for row in rows if row[-2] is not None]
@@ -499,6 +499,16 @@ def _json_row_value(value: Any) -> Any:
     if type(value) is datetime and value.tzinfo is not None:
         return value.isoformat()
     raise _NotPlain
+
+
+def _column_names(cursor: Any) -> list[str]:
+    """The names of the result's columns, read from libpq's result: a
+    claim returns the job's ~25, for which ``cursor.description`` builds a
+    column object each (type lookups included) on every claim."""
+    result = getattr(getattr(cursor, "cursor", cursor), "pgresult", None)
+    if result is None:
+        return [column[0] for column in cursor.description]
+    return [result.fname(i).decode() for i in range(result.nfields)]
 
 
 def _is_one_queue(where: str) -> bool:
