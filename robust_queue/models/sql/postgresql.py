@@ -358,7 +358,7 @@ class PostgreSQLDialect(Dialect):
         id) rows.
 
         Many jobs: their rows as one JSON array of arrays, which the server
-        reads back as a record set (``json_populate_recordset``): one
+        reads back row by row (``jsonb_array_elements``): one
         ``json.dumps`` in C for the whole call, the JSON columns nested as
         they are, instead of a driver's array of text per column (quoted
         value by value in Python). A value JSON cannot carry as it is (a

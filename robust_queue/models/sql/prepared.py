@@ -9,7 +9,7 @@ psycopg to prepare them (``prepare=True``): psycopg keeps the prepared
 statements of each connection (``prepared_max`` of them, least recently
 used deallocated first) and forgets them when the session is reset
 (``DISCARD ALL``, ``DEALLOCATE ALL``). The cursor is Django's wrapper
-around it, so errors are Django's and the queries are logged as usual.
+around it, so errors are Django's and execute wrappers see each statement.
 
 A prepared statement is the server session's: behind a pooler in
 transaction mode the next transaction may land on a session that never
