@@ -147,3 +147,25 @@ def instructions_of(args: list[str], suffix: str) -> tuple[int, str]:
     if done.returncode or not found:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
     return int(found.group(1).replace(",", "")), done.stdout
+
+
+def conninfo() -> str:
+    """A libpq connection string for the benchmark's PostgreSQL database
+    (for a peer, or a bare client, that talks to it without Django)."""
+    from django.db import connection
+
+    settings = connection.settings_dict
+    return (
+        f"host={settings['HOST'] or '127.0.0.1'} port={settings['PORT'] or 5432} "
+        f"user={settings['USER']} dbname={settings['NAME']}"
+    )
+
+
+def require_procrastinate(bench: str) -> None:
+    """Exit naming the fix unless procrastinate is installed."""
+    try:
+        import procrastinate  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            f"{bench} needs the peer: scripts/venv.sh peers (procrastinate 3)"
+        ) from None

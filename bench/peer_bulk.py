@@ -21,7 +21,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from bench.common import throwaway_database
+from bench.common import conninfo, require_procrastinate, throwaway_database
 
 
 def main() -> None:
@@ -29,12 +29,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
-    try:
-        import procrastinate  # noqa: F401
-    except ImportError:
-        raise SystemExit(
-            "bench.peer_bulk needs the peer: scripts/venv.sh peers (procrastinate 3)"
-        ) from None
+    require_procrastinate("bench.peer_bulk")
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_peer_bulk")
     with throwaway_database("postgresql"):
         _run(options.jobs, options.rounds)
@@ -47,15 +42,7 @@ def _run(jobs: int, rounds: int) -> None:
     import robust_queue
     from testproject import tasks
 
-    settings = connection.settings_dict
-    app = procrastinate.App(
-        connector=procrastinate.SyncPsycopgConnector(
-            conninfo=(
-                f"host={settings['HOST'] or '127.0.0.1'} port={settings['PORT'] or 5432} "
-                f"user={settings['USER']} dbname={settings['NAME']}"
-            )
-        )
-    )
+    app = procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=conninfo()))
 
     @app.task(name="add", queue="default")
     def add(a: int, b: int) -> int:

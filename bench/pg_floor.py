@@ -23,6 +23,7 @@ import statistics
 import threading
 import time
 
+from bench import common
 from bench.common import throwaway_database
 from bench.drain import drain as drain_ours
 
@@ -46,18 +47,8 @@ def main() -> None:
         _run(options)
 
 
-def _conninfo() -> str:
-    from django.db import connection
-
-    settings = connection.settings_dict
-    return (
-        f"host={settings['HOST'] or '127.0.0.1'} port={settings['PORT'] or 5432} "
-        f"user={settings['USER']} dbname={settings['NAME']}"
-    )
-
-
 def _run(options: argparse.Namespace) -> None:
-    conninfo = _conninfo()
+    conninfo = common.conninfo()
     processes, threads = (int(n) for n in options.ours.split("x"))
     rates: dict[str, list[float]] = {"floor": [], "ours": []}
     for _ in range(options.rounds):

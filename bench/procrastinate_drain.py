@@ -29,7 +29,8 @@ import sys
 import time
 from typing import Any
 
-from bench.common import ROOT, cpu_of, server_pids, throwaway_database
+from bench import common
+from bench.common import ROOT, cpu_of, require_procrastinate, server_pids, throwaway_database
 from bench.drain import drain as drain_ours
 
 
@@ -40,12 +41,7 @@ def main() -> None:
     parser.add_argument("--peer", default="2x4")
     parser.add_argument("--rounds", type=int, default=2)
     options = parser.parse_args()
-    try:
-        import procrastinate  # noqa: F401
-    except ImportError:
-        raise SystemExit(
-            "bench.procrastinate_drain needs the peer: scripts/venv.sh peers (procrastinate 3)"
-        ) from None
+    require_procrastinate("bench.procrastinate_drain")
     os.environ.setdefault("ROBUST_QUEUE_BENCH_DB", "bench_procrastinate_drain")
     with throwaway_database("postgresql"):
         _run(options)
@@ -56,13 +52,7 @@ def _shapes(value: str) -> list[tuple[int, int]]:
 
 
 def _run(options: argparse.Namespace) -> None:
-    from django.db import connection
-
-    settings = connection.settings_dict
-    conninfo = (
-        f"host={settings['HOST'] or '127.0.0.1'} port={settings['PORT'] or 5432} "
-        f"user={settings['USER']} dbname={settings['NAME']}"
-    )
+    conninfo = common.conninfo()
     os.environ["PROCRASTINATE_CONNINFO"] = conninfo
     from bench.peer_procrastinate import app
 
