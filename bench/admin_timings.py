@@ -1,16 +1,20 @@
 """How long each admin page takes over a production-sized queue, and what
 its queries read.
 
-    ROBUST_QUEUE_DB_SUFFIX=_mine python -m bench.admin_timings \\
+    ROBUST_QUEUE_DB_SUFFIX=_mine python -m bench.admin_timings [--database mariadb] \\
         [--finished 1000000] [--failed 50000 | --jobs 10000000] [--runs 5] [--keep] \\
         [--plans artifacts/bench/admin_plans.txt] [--retry-all] [--seed-only]
 
-Seeds a throw-away PostgreSQL database (bench/admin_seed.py; ``--keep``
-reuses a seeded one and leaves it), then renders every admin page and
-every hand-typed query string (bench/admin_pages.py) in-process with
-Django's test client as a view-only staff user: the median and worst of
-``--runs`` renders after one warm-up, the number of queries, and the most
-rows one node of one of their PostgreSQL plans read (bench/admin_explain.py).
+Seeds a throw-away PostgreSQL (the default) or MariaDB database
+(bench/admin_seed.py; ``--keep`` reuses a seeded one and leaves it), then
+renders every admin page and every hand-typed query string
+(bench/admin_pages.py) in-process with Django's test client as a
+view-only staff user: the median and worst of ``--runs`` renders after
+one warm-up, the number of queries, and the most rows one node of one of
+their PostgreSQL plans read (bench/admin_explain.py). On MariaDB that last
+column is the most rows one table access read, from ``ANALYZE
+FORMAT=JSON`` (``r_rows`` x ``r_loops``, with the access type and key),
+which runs each SELECT once more, as PostgreSQL's ``EXPLAIN ANALYZE`` does.
 Then the bulk confirmation pages as a superuser, and with ``--retry-all``
 the "select all" retry of every failed job, run as the admin runs it.
 """
@@ -30,6 +34,7 @@ VIEW = ("view_job", "view_process", "view_recurringtask")
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--database", choices=("postgresql", "mariadb"), default="postgresql")
     parser.add_argument("--finished", type=int, default=1_000_000)
     parser.add_argument("--failed", type=int, default=50_000)
     parser.add_argument(
@@ -46,7 +51,7 @@ def main() -> None:
         from bench.admin_seed import sizes
 
         options.finished, options.failed = sizes(options.jobs)
-    setup_django("postgresql", keepdb=options.keep)
+    setup_django(options.database, keepdb=options.keep)
     try:
         _run(options)
     finally:
@@ -75,7 +80,8 @@ def _run(options: argparse.Namespace) -> None:
     plans = options.plans.open("w") if options.plans else None
     from bench.admin_pages import pages
 
-    print("| page | median | worst | queries | most rows one plan node read |")
+    read = "plan node" if options.database == "postgresql" else "table access"
+    print(f"| page | median | worst | queries | most rows one {read} read |")
     print("|---|---|---|---|---|")
     for name, url in pages():
         if options.only in name:
