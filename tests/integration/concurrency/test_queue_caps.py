@@ -21,7 +21,7 @@ from robust_queue.processes.selector import QueueSelector
 from robust_queue.processes.worker import Worker
 from robust_queue.running.performing import perform
 from testproject import tasks
-from tests.connections import waiting_on_locks
+from tests.connections import LOCK_POLL, waiting_on_locks
 from tests.helpers import make_process, run_in_threads, wait_until
 
 CAP = 5
@@ -173,7 +173,9 @@ class QueueCapLockTests(TransactionTestCase):
 
         def let_go() -> None:
             locked.wait(10)
-            wait_until(lambda: "default" in ended and waiting_on_locks(), timeout=30)
+            wait_until(
+                lambda: "default" in ended and waiting_on_locks(), timeout=30, interval=LOCK_POLL
+            )
             ended["released"] = time.monotonic()
             release.set()
 

@@ -15,7 +15,7 @@ import robust_queue
 from robust_queue.models import BlockedExecution, Job, RateLimit, ReadyExecution
 from testproject import coordination_tasks as co
 from testproject import tasks
-from tests.connections import waiting_on_locks
+from tests.connections import LOCK_POLL, waiting_on_locks
 from tests.helpers import make_process, run_in_threads, wait_until
 
 ENQUEUERS = 8
@@ -71,7 +71,11 @@ class RateLimitRaceTests(TransactionTestCase):
             # have returned, and the hot key's waits on the lock.
             locked.wait(10)
             done = ("claim", "other key")
-            wait_until(lambda: all(n in ended for n in done) and waiting_on_locks(), timeout=30)
+            wait_until(
+                lambda: all(n in ended for n in done) and waiting_on_locks(),
+                timeout=30,
+                interval=LOCK_POLL,
+            )
             ended["released"] = time.monotonic()
             release.set()
 
