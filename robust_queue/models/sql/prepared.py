@@ -86,8 +86,9 @@ def _preparing_class() -> type[Any] | None:
             # A column was added to or dropped from a table whose rows the
             # statement returns (a migration during a rolling deploy): the
             # server refuses every prepared statement returning them; or
-            # the session was reset behind psycopg's back (a DISCARD ALL
-            # sent by other code). Drop this session's prepared statements
+            # other code deallocated a statement by name behind psycopg's
+            # back (it notices DISCARD ALL and DEALLOCATE ALL, not that).
+            # Drop this session's prepared statements
             # (psycopg forgets its names on seeing it) and run the
             # statement again, prepared anew. Inside a transaction the
             # error stands: the transaction is the caller's to retry.
