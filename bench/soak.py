@@ -873,7 +873,8 @@ class Soak:
                 f"{enqueued:,} jobs enqueued, {len(runs):,} (job, attempt) runs; "
                 f"{missing} missing (lost), {twice} run twice, {extra} unexpected attempts; "
                 f"{unfinished} unfinished after the drain; "
-                f"{failed} failed for good (expected {expected_failed})",
+                f"{failed} failed for good still kept ({expected_failed} planned in all; "
+                "retention clears those older than its span)",
             ),
             (
                 "recurring every 10 s",

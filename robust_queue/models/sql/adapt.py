@@ -18,15 +18,17 @@ from django.db.models import Field
 
 Adapter = Callable[[Any], Any]
 
-_TEXT = {"CharField", "TextField"}
-_INTEGERS = {
-    "IntegerField",
-    "SmallIntegerField",
-    "BigIntegerField",
-    "PositiveIntegerField",
-    "PositiveSmallIntegerField",
-    "PositiveBigIntegerField",
-}
+TEXT_KINDS = frozenset({"CharField", "TextField"})
+INTEGER_KINDS = frozenset(
+    {
+        "IntegerField",
+        "SmallIntegerField",
+        "BigIntegerField",
+        "PositiveIntegerField",
+        "PositiveSmallIntegerField",
+        "PositiveBigIntegerField",
+    }
+)
 # What JSON decodes to: a value of another type (an expression, a lazy
 # string) takes the ORM's path.
 _PLAIN_JSON = {dict, list, str, int, float, bool}
@@ -39,9 +41,9 @@ def adapter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Adapter:
         return field.get_db_prep_save(value, connection)
 
     kind = field.get_internal_type()
-    if kind in _TEXT:
+    if kind in TEXT_KINDS:
         return lambda value: value if value is None or type(value) is str else orm(value)
-    if kind in _INTEGERS:
+    if kind in INTEGER_KINDS:
         return lambda value: (
             ops.adapt_integerfield_value(value, kind) if type(value) is int else orm(value)
         )

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, cast
 from django.db import NotSupportedError
 from django.db.models import JSONField
 
+from .adapt import INTEGER_KINDS, TEXT_KINDS
 from .base import ClaimedRows, ClaimTime, Dialect, NextClaimArgs
 from .claim_position import Position, bounded, bounded_params
 from .finish_probe import FINISHED_CHANNEL, FinishProbe, PostgreSQLFinishProbe
@@ -409,20 +410,15 @@ class PostgreSQLDialect(Dialect):
 
     @cached_property
     def _enqueue_rows_statement(self) -> str:
-        fields = self.job_fields
-        quote = self.connection.ops.quote_name
-        columns = ", ".join(quote(field.column) for field in fields)
         values = []
-        for n, field in enumerate(fields):
+        for n, field in enumerate(self.job_fields):
             if isinstance(field, JSONField):
                 # A JSON null is SQL NULL in a JSONField, as Django stores it.
                 values.append(f"nullif(row -> {n}, 'null')")
             else:
-                # varchar, not varchar(64): the column's own type checks length.
-                kind = str(field.db_type(self.connection)).split("(")[0]
-                values.append(f"(row ->> {n})::{kind}")
+                values.append(f"(row ->> {n})::{self._base_type(field)}")
         insert = (
-            f"INSERT INTO {self.tables.job} ({columns}) SELECT {', '.join(values)} "
+            f"INSERT INTO {self.tables.job} ({self.job_columns}) SELECT {', '.join(values)} "
             "FROM jsonb_array_elements(%s::jsonb) AS row"
         )
         return _ENQUEUE.format(insert=insert, ready=self.tables.ready)
@@ -438,15 +434,16 @@ class PostgreSQLDialect(Dialect):
     @cached_property
     def _enqueue_statement(self) -> str:
         # One array per column of ``job_fields``, in that order.
-        fields = self.job_fields
-        quote = self.connection.ops.quote_name
-        columns = ", ".join(quote(field.column) for field in fields)
-        # varchar[], not varchar(64)[]: the column's own type checks length.
-        arrays = ", ".join(
-            f"(%s)::{str(field.db_type(self.connection)).split('(')[0]}[]" for field in fields
+        arrays = ", ".join(f"(%s)::{self._base_type(field)}[]" for field in self.job_fields)
+        insert = (
+            f"INSERT INTO {self.tables.job} ({self.job_columns}) SELECT * FROM unnest({arrays})"
         )
-        insert = f"INSERT INTO {self.tables.job} ({columns}) SELECT * FROM unnest({arrays})"
         return _ENQUEUE.format(insert=insert, ready=self.tables.ready)
+
+    def _base_type(self, field: Any) -> str:
+        """``field``'s column type without its length (varchar, not
+        varchar(64)): the column's own type checks the length."""
+        return str(field.db_type(self.connection)).split("(")[0]
 
     def _lock_conflict_of(self, error: BaseException) -> str | None:
         sqlstate = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
@@ -471,22 +468,9 @@ class PostgreSQLDialect(Dialect):
         return None if row is None else _open_transaction(row)
 
 
-# Field kinds whose stored value JSON carries as it is (_json_rows).
-_JSON_ROW_KINDS = frozenset(
-    {
-        "CharField",
-        "TextField",
-        "SmallIntegerField",
-        "IntegerField",
-        "BigIntegerField",
-        "PositiveIntegerField",
-        "PositiveSmallIntegerField",
-        "PositiveBigIntegerField",
-        "BooleanField",
-        "DateTimeField",
-        "JSONField",
-    }
-)
+# Field kinds whose stored value JSON carries as it is (_json_rows): the
+# kinds the enqueue's own adapters handle without the ORM.
+_JSON_ROW_KINDS = TEXT_KINDS | INTEGER_KINDS | {"BooleanField", "DateTimeField", "JSONField"}
 
 
 class _NotPlain(Exception):

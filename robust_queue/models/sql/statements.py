@@ -95,12 +95,16 @@ class Statements:
         return [(field.attname, adapter(field, self.connection)) for field in fields]
 
     @cached_property
+    def job_columns(self) -> str:
+        """``job_fields``' columns, quoted, comma-separated: an INSERT's list."""
+        quote = self.connection.ops.quote_name
+        return ", ".join(quote(field.column) for field in self.job_fields)
+
+    @cached_property
     def _job_insert(self) -> tuple[str, str]:
         # ("INSERT INTO job (columns) VALUES ", one row of placeholders).
-        quote = self.connection.ops.quote_name
-        columns = ", ".join(quote(field.column) for field in self.job_fields)
         row = "(" + ", ".join(["%s"] * len(self.job_fields)) + ")"
-        return f"INSERT INTO {self.tables.job} ({columns}) VALUES ", row
+        return f"INSERT INTO {self.tables.job} ({self.job_columns}) VALUES ", row
 
     def insert_ready_rows(
         self, jobs: Sequence[Any], ids: dict[str, int], now: datetime
