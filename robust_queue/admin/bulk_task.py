@@ -66,7 +66,7 @@ def bulk_operation(
     request.user = get_user_model()._default_manager.get(pk=user_id)
     permissions.require(model_admin, request, CODENAMES[verb])
     changelist = model_admin.get_changelist_instance(request)
-    jobs = changelist.get_queryset(request).filter(VERBS[verb].applies_to, pk__lte=max_pk)
+    jobs = VERBS[verb].bounded(changelist.get_queryset(request), max_pk)
     own = Job.objects.using(jobs.db).filter(result_id=context.task_result.id)
 
     def progress(changed: int, done: int) -> None:

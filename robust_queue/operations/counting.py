@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connections
 from django.db.models import QuerySet
 from django.utils import formats
 
+from ..models.sql import own_table
 from ..models.sql.estimates import estimated_rows
 
 DEFAULT_COUNT_CAP = 10_000
@@ -95,11 +97,23 @@ def capped_count(
     """``COUNT(*)`` over at most ``cap + 1`` rows of ``queryset``; past the
     cap, with ``estimate``, the planner's estimate of all its rows (where
     the database gives one)."""
-    rows = queryset.order_by().values("pk")[: cap + 1]
-    count = rows.count()
+    count = _count_up_to(queryset, cap + 1)
     if count <= cap or not estimate:
         return CappedCount(count, cap)
     return CappedCount(count, cap, estimated(queryset), PLANNER)
+
+
+def _count_up_to(queryset: QuerySet[Any], most: int) -> int:
+    """How many rows ``queryset`` has, reading at most ``most``: from the
+    one execution table its filter names where it names no other
+    (``own_table``), else through the query itself."""
+    own = own_table.rows_sql(queryset)
+    if own is None:
+        return int(queryset.order_by().values("pk")[:most].count())
+    sql, params = own
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM ({sql} LIMIT %s) rq_rows", [*params, most])
+        return int(cursor.fetchone()[0])
 
 
 def estimated(queryset: QuerySet[Any]) -> int | None:

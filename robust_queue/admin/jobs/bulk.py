@@ -47,7 +47,7 @@ def handle(
     if request.POST.get("confirm") != "yes":
         return _confirmation(jobs, request, selected, verb)
     bound = _int(request.POST.get("max_pk"))
-    selected = selected.filter(verb.applies_to, pk__lte=bound)
+    selected = verb.bounded(selected, bound)
     across = request.POST.get("select_across") == "1"
     # Counted again here, not read from the form: a forged or stale count
     # must not keep a large operation in the request.
@@ -103,7 +103,7 @@ def _report(
 def _confirmation(
     jobs: JobsContext, request: HttpRequest, selected: QuerySet[Job], verb: Verb
 ) -> TemplateResponse:
-    top, count, blocked = _figures(selected.filter(verb.applies_to), verb)
+    top, count, blocked = _figures(selected, verb)
     across = request.POST.get("select_across") == "1"
     background = across and int(count) > BACKGROUND_ABOVE
     title = f"{verb.label}: {count} job(s)?"
@@ -127,10 +127,12 @@ def _confirmation(
     return TemplateResponse(request, "admin/robust_queue/job/bulk_confirm.html", context)
 
 
-def _figures(applicable: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, CappedCount | None]:
-    """The highest id, the capped count and (run now) the blocked ones."""
+def _figures(selected: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, CappedCount | None]:
+    """The highest id the verb applies to among ``selected``, their capped
+    count and (run now) the blocked ones."""
+    applicable = selected.filter(verb.applies_to)
     top = applicable.order_by("-pk").values_list("pk", flat=True).first() or 0
-    counted = applicable.filter(pk__lte=top)
+    counted = verb.bounded(selected, top)
     blocked = counted.filter(blocked_execution__isnull=False)
     return (
         top,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
+from ...models import ClaimedExecution, Job
 from ...operations import bulk
 
 
@@ -21,10 +22,25 @@ class Verb:
     done: str
     applies_to: Q
     run: Callable[..., bulk.Outcome]
+    # The field that holds a job's id where the verb's jobs are: on the
+    # one table that holds them all, a count reads that table alone
+    # (``models/sql/own_table.py``).
+    id_field: str = "pk"
+
+    def bounded(self, jobs: QuerySet[Job], top: int) -> QuerySet[Job]:
+        """The ``jobs`` this verb applies to whose id is at most ``top``."""
+        return jobs.filter(self.applies_to, **{f"{self.id_field}__lte": top})
 
 
 VERBS = {
-    "retry": Verb("retry", "Retry", "Retried", Q(failed_execution__isnull=False), bulk.retry),
+    "retry": Verb(
+        "retry",
+        "Retry",
+        "Retried",
+        Q(failed_execution__isnull=False),
+        bulk.retry,
+        id_field="failed_execution__job_id",
+    ),
     "run_now": Verb(
         "run_now",
         "Run now",
@@ -32,8 +48,15 @@ VERBS = {
         Q(scheduled_execution__isnull=False) | Q(blocked_execution__isnull=False),
         bulk.run_now,
     ),
+    # Not running: outside the claimed table, read once as a set (a join
+    # would look up each job in it: 1.7 s for a million jobs on MariaDB,
+    # 1.2 s so).
     "discard": Verb(
-        "discard", "Discard", "Discarded", Q(claimed_execution__isnull=True), bulk.discard
+        "discard",
+        "Discard",
+        "Discarded",
+        ~Q(pk__in=ClaimedExecution.objects.values("job_id")),
+        bulk.discard,
     ),
     # Running jobs count as changed once asked to stop.
     "cancel": Verb(

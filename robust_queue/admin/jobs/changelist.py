@@ -18,6 +18,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from ...models import JobState
+from ...models.job_state import EXECUTION_ACCESSORS
 from ..counting import CappedPaginator
 from . import sorting
 from .filters import StateFilter
@@ -40,8 +41,14 @@ class FixedOrderChangeList(ChangeList):
     def get_ordering(self, request: HttpRequest, queryset: Any) -> list[Any]:
         chosen = sorting.chosen_ordering(request, self.params, self.list_display)
         ordering = chosen or list(self.model_admin.get_ordering(request) or ())
-        # A total order: ties broken by the primary key.
-        return ordering if {"pk", "-pk"} & set(ordering) else [*ordering, "-pk"]
+        # A total order: ties broken by the primary key, unless a field
+        # already breaks them. A tie-breaker on the job table after an
+        # order on the state's table spans two tables, which MariaDB sorts
+        # after joining every row (2.9 s for the failed list at 10M jobs).
+        unique = _unique_fields(str(self.params.get(StateFilter.parameter_name, "")))
+        if unique & {field.lstrip("-") for field in ordering}:
+            return ordering
+        return [*ordering, "-pk"]
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
@@ -58,6 +65,17 @@ class FixedOrderChangeList(ChangeList):
         if not set(self.params) - {StateFilter.parameter_name, *NOT_NARROWING}:
             return None
         return "?" + urlencode({StateFilter.parameter_name: state} if state else {})
+
+
+def _unique_fields(state: str) -> set[str]:
+    """Fields unique among the jobs of a state's list: the primary key,
+    and the id and job id of the state's own table (one row per job, and
+    the list holds only jobs that have one)."""
+    accessor = EXECUTION_ACCESSORS.get(JobState(state)) if state in JobState.values else None
+    fields = {"pk"}
+    if accessor is not None:
+        fields |= {f"{accessor}__id", f"{accessor}__pk", f"{accessor}__job_id"}
+    return fields
 
 
 def state_tabs(request: HttpRequest) -> list[dict[str, Any]]:

@@ -13,19 +13,20 @@ the index cannot use, PostgreSQL without ``pg_trgm``) only the newest
 
 Through the index, the newest matches are collected (the list's count cap
 and one more; ``MASKED_CHECK`` and one more with masking on), and the list
-shows those, saying so when more exist. On PostgreSQL the index serves a
-rare term, but the planner cannot tell a frequent one (tracebacks are too
-wide for its statistics) and would read every match before sorting: a
-first query through the index counts matches up to what is wanted; with
-fewer, one query through the index reads them all; with more, windows of
-failed execution ids are walked newest first, reading each row's text
-(``FIRST_WINDOW`` ids, then twice as wide each time, each query stopping
-at what is still wanted), up to ``WALK_LIMIT`` ids, and the index serves
-the rest. On MariaDB the windows go back to the oldest failure through
-the index. With masking on, the error is searched as the admin shows it,
-masked (``masking.error_text``): a search must not confirm a secret the
-page hides; the newest ``MASKED_CHECK`` failures whose stored error
-contains the term are checked so.
+shows those, saying so when more exist. The index serves a rare term, but
+neither planner can tell a frequent one (tracebacks are too wide for
+PostgreSQL's statistics; MariaDB's full-text search fetches every match
+whatever else bounds the query) and would read every match before
+sorting: the newest ``FIRST_WINDOW`` failures are read first, each row's
+text (a frequent term ends there); then a query through the index counts
+candidates up to what is wanted; with fewer, one query through the index
+reads the rest; with more, windows of failed execution ids are walked
+newest first, reading each row's text (twice as wide each time, each query
+stopping at what is still wanted), up to ``WALK_LIMIT`` ids, and the index
+serves the rest. With masking on, the error is searched as the
+admin shows it, masked (``masking.error_text``): a search must not
+confirm a secret the page hides; the newest ``MASKED_CHECK`` failures
+whose stored error contains the term are checked so.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ MASKED_CHECK = 1_000
 # The first window of failed execution ids read for matches, newest
 # first; each next window is twice as wide.
 FIRST_WINDOW = 50_000
-# PostgreSQL: the ids walked (each row's text read) before the index
-# serves the older rest.
+# The ids walked (each row's text read) before the index serves the older
+# rest.
 WALK_LIMIT = 150_000
 HELP = (
     "A result id, a unique key, or part of a task path; in the failed list, "
@@ -147,36 +148,35 @@ def _newest_matching(candidates: QuerySet[Job], term: str, newest: int, wanted: 
     """The ids of the newest ``wanted`` ``candidates`` whose error contains
     ``term``, newest failure first (module docstring)."""
     using = candidates.db or "default"
-    in_error = failure_search.ErrorContains("failed_execution__error", term, newest)
-    newest_first = "-failed_execution__pk"
-    walk_limit = None
-    if connections[using].vendor == "postgresql":
-        if not failure_search.has_matches(using, term, wanted):
-            return list(
-                candidates.filter(in_error)
-                .order_by(newest_first)
-                .values_list("pk", flat=True)[:wanted]
-            )
-        walk_limit = WALK_LIMIT
     ends = FailedExecution.objects.using(using).aggregate(top=Max("pk"), bottom=Min("pk"))
-    ids: list[int] = []
     if ends["top"] is None:
-        return ids
+        return []
+
+    def window(start: int, below: int, indexed: bool) -> list[int]:
+        matching = failure_search.error_contains(using, "failed_execution", term, newest, indexed)
+        rows = candidates.filter(
+            matching, failed_execution__pk__gte=start, failed_execution__pk__lt=below
+        ).order_by("-failed_execution__pk")
+        return list(rows.values_list("pk", flat=True)[: wanted - len(ids)])
+
+    # The newest window first, each row's text read: a frequent term fills
+    # what is wanted there, without asking the index how frequent it is.
+    ids: list[int] = []
     below, width = ends["top"] + 1, FIRST_WINDOW
+    start = max(below - width, ends["bottom"])
+    ids.extend(window(start, below, indexed=False))
+    below, width = start, width * 2
+    if len(ids) < wanted and below > ends["bottom"]:
+        if not failure_search.has_matches(using, term, wanted):
+            # A rare term: the older rest through the index, at once.
+            ids.extend(window(ends["bottom"], below, indexed=True))
+            return ids
     while below > ends["bottom"] and len(ids) < wanted:
         start = max(below - width, ends["bottom"])
-        matching = in_error
-        if walk_limit is not None:
-            if ends["top"] + 1 - below >= walk_limit:
-                start = ends["bottom"]  # the older rest, through the index
-            else:
-                matching = failure_search.ErrorContains(
-                    "failed_execution__error", term, newest, indexed=False
-                )
-        window = candidates.filter(
-            matching, failed_execution__pk__gte=start, failed_execution__pk__lt=below
-        ).order_by(newest_first)
-        ids.extend(window.values_list("pk", flat=True)[: wanted - len(ids)])
+        indexed = ends["top"] + 1 - below >= WALK_LIMIT
+        if indexed:
+            start = ends["bottom"]  # the older rest, through the index
+        ids.extend(window(start, below, indexed))
         below, width = start, width * 2
     return ids
 
