@@ -17,13 +17,13 @@ shows those, saying so when more exist. The index serves a rare term, but
 neither planner can tell a frequent one (tracebacks are too wide for
 PostgreSQL's statistics; MariaDB's full-text search fetches every match
 whatever else bounds the query) and would read every match before
-sorting: the newest ``FIRST_WINDOW`` failures are read first, each row's
+sorting: the newest ``PROBE_WINDOW`` failures are read first, each row's
 text (a frequent term ends there); then a query through the index counts
 candidates up to what is wanted; with fewer, one query through the index
 reads the rest; with more, windows of failed execution ids are walked
 newest first, reading each row's text (twice as wide each time, each query
-stopping at what is still wanted), up to ``WALK_LIMIT`` ids, and the index
-serves the rest. With masking on, the error is searched as the
+stopping at what is still wanted; ``FIRST_WINDOW`` ids first), up to
+``WALK_LIMIT`` ids, and the index serves the rest. With masking on, the error is searched as the
 admin shows it, masked (``masking.error_text``): a search must not
 confirm a secret the page hides; the newest ``MASKED_CHECK`` failures
 whose stored error contains the term are checked so.
@@ -55,8 +55,13 @@ RECENT_JOBS = 1000
 # 0.15 ms each, so that a frequent term stays under a second at 10M jobs
 # (BENCHMARKS.md, "Admin at 10M jobs").
 MASKED_CHECK = 1_000
-# The first window of failed execution ids read for matches, newest
-# first; each next window is twice as wide.
+# The newest failed execution ids read for matches before the index is
+# asked how frequent the term is: a term in one failure of four ends there
+# (MariaDB at 10M jobs: 40 ms; its index's count of such a term, 270-450
+# ms); a term in none costs this many rows' text (90 ms).
+PROBE_WINDOW = 5_000
+# The first window of failed execution ids read for matches past the
+# probe, newest first; each next window is twice as wide.
 FIRST_WINDOW = 50_000
 # The ids walked (each row's text read) before the index serves the older
 # rest.
@@ -159,13 +164,13 @@ def _newest_matching(candidates: QuerySet[Job], term: str, newest: int, wanted: 
         ).order_by("-failed_execution__pk")
         return list(rows.values_list("pk", flat=True)[: wanted - len(ids)])
 
-    # The newest window first, each row's text read: a frequent term fills
+    # The newest ids first, each row's text read: a frequent term fills
     # what is wanted there, without asking the index how frequent it is.
     ids: list[int] = []
-    below, width = ends["top"] + 1, FIRST_WINDOW
-    start = max(below - width, ends["bottom"])
+    below = ends["top"] + 1
+    start = max(below - PROBE_WINDOW, ends["bottom"])
     ids.extend(window(start, below, indexed=False))
-    below, width = start, width * 2
+    below, width = start, FIRST_WINDOW
     if len(ids) < wanted and below > ends["bottom"]:
         if not failure_search.has_matches(using, term, wanted):
             # A rare term: the older rest through the index, at once.

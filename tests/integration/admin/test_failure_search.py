@@ -3,9 +3,10 @@ of migration 0024 (issue 28 §2): a trigram index on PostgreSQL, a
 full-text one on MariaDB; SQLite searches the newest failures and the page
 says so. ``stats.RECENT_FAILURES`` (the old window) is lowered so a handful
 of failures is past it; one test runs at the issue's sizes. Matches are
-read newest first in windows of failed execution ids (``search.FIRST_WINDOW``,
-lowered here so a few failures span several windows) until the count cap
-(or ``MASKED_CHECK``) and one more are found."""
+read newest first in windows of failed execution ids (``search.PROBE_WINDOW``
+and ``FIRST_WINDOW``, lowered here so a few failures span several
+windows) until the count cap (or ``MASKED_CHECK``) and one more are
+found."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ class SearchPlanTests(AdminTestCase):
         jobs = Job.objects.filter(failed_execution__isnull=False)
         with (
             override_settings(ROBUST_QUEUE={"admin_mask": []}),
-            mock.patch.object(search, "FIRST_WINDOW", 10),
+            _windows_of(10),
             _queries() as queries,
         ):
             found = search.search(jobs, "TimeoutError", JobState.FAILED)
@@ -182,7 +183,7 @@ class WindowTests(TransactionTestCase):
         self.client.force_login(make_staff("viewer", "view_job"))
         for settings in MASKING:
             with self.subTest(settings=settings), override_settings(ROBUST_QUEUE=settings):
-                with mock.patch.object(search, "FIRST_WINDOW", 3), _queries() as queries:
+                with _windows_of(3), _queries() as queries:
                     response = self.client.get(changelist(state="failed", q="RareError"))
                 found = [job.pk for job in response.context["cl"].result_list]
                 self.assertEqual(found, [rare.pk])
@@ -203,7 +204,7 @@ class WindowTests(TransactionTestCase):
         self.client.force_login(make_staff("viewer", "view_job"))
         with (
             override_settings(ROBUST_QUEUE={"admin_mask": []}),
-            mock.patch.object(search, "FIRST_WINDOW", 3),
+            _windows_of(3),
             mock.patch.object(counting, "DEFAULT_COUNT_CAP", 2),
             _queries() as queries,
         ):
@@ -221,7 +222,7 @@ class WindowTests(TransactionTestCase):
         _bulk_failures(20, "builtins.ValueError")
         with (
             override_settings(ROBUST_QUEUE={"admin_mask": []}),
-            mock.patch.object(search, "FIRST_WINDOW", 3),
+            _windows_of(3),
             mock.patch.object(search, "WALK_LIMIT", 9),
             mock.patch.object(counting, "DEFAULT_COUNT_CAP", 2),
             _queries() as queries,
@@ -229,9 +230,11 @@ class WindowTests(TransactionTestCase):
             found = search.search(Job.objects.all(), "RareError", JobState.FAILED)
         self.assertEqual(found.jobs.count(), 2)
         windows = _windows(queries, "RareError")
-        # Walked 3 and 6 ids, then the other 14 through the index.
-        self.assertEqual(len(windows), 3)
-        self.assertEqual([_through_the_index(window) for window in windows], [False, False, True])
+        # Read the newest 3 ids, walked 3 and 6, then the other 11 through
+        # the index.
+        self.assertEqual(
+            [_through_the_index(window) for window in windows], [False, False, False, True]
+        )
 
     def test_a_frequent_term_stops_in_the_first_window_and_says_there_are_more(self) -> None:
         _bulk_failures(30, "billing.gateway.TimeoutError")
@@ -249,7 +252,7 @@ class WindowTests(TransactionTestCase):
             with (
                 self.subTest(settings=settings),
                 override_settings(ROBUST_QUEUE=settings),
-                mock.patch.object(search, "FIRST_WINDOW", 10),
+                _windows_of(10),
                 mock.patch.object(counting, "DEFAULT_COUNT_CAP", 4),
                 mock.patch.object(search, "MASKED_CHECK", 4),
                 _queries() as queries,
@@ -326,6 +329,17 @@ def _windows(queries: CaptureQueriesContext, term: str) -> list[str]:
         for query in queries.captured_queries
         if f"%{term}%" in query["sql"] and "ORDER BY" in query["sql"]
     ]
+
+
+@contextmanager
+def _windows_of(ids: int) -> Iterator[None]:
+    """The probe of the newest ids and the first window past it, ``ids``
+    wide each."""
+    with (
+        mock.patch.object(search, "PROBE_WINDOW", ids),
+        mock.patch.object(search, "FIRST_WINDOW", ids),
+    ):
+        yield
 
 
 @contextmanager
