@@ -22,6 +22,7 @@ from django.db.models import Exists, QuerySet, Subquery
 from django.db.models.expressions import Col, RawSQL, ResolvedOuterRef
 from django.db.models.sql.constants import INNER
 from django.db.models.sql.datastructures import Join
+from django.db.models.sql.query import Query
 
 from ..job_state import EXECUTION_ACCESSORS
 
@@ -71,7 +72,7 @@ def _nodes(node: Any) -> Iterator[Any]:
 def _foreign(node: Any, job_table: str) -> bool:
     """A condition this module cannot move off the job query: a subquery
     (it may name the job row), or raw SQL that names the job table."""
-    if isinstance(node, (Exists, Subquery, ResolvedOuterRef)):
+    if isinstance(node, (Exists, Subquery, ResolvedOuterRef, Query)):
         return True
     return isinstance(node, RawSQL) and job_table in node.sql
 

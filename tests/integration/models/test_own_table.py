@@ -6,7 +6,7 @@ listed by one index probe a class on every database with the index."""
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import OuterRef, Q
 from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -66,6 +66,9 @@ class OwnTableCountTests(TestCase):
             "a subquery": Job.objects.filter(
                 failed_execution__isnull=False,
                 pk__in=Job.objects.filter(queue_name="default").values("pk"),
+            ),
+            "a subquery on the failure that names the job": Job.objects.filter(
+                failed_execution__job_id__in=Job.objects.filter(pk=OuterRef("pk")).values("pk")
             ),
         }
         for name, jobs in cases.items():
