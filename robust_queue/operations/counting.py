@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections
-from django.db.models import QuerySet
+from django.db.models import Count, Max, QuerySet
 from django.utils import formats
 
 from ..models.sql import own_table
@@ -101,6 +101,30 @@ def capped_count(
     if count <= cap or not estimate:
         return CappedCount(count, cap)
     return CappedCount(count, cap, estimated(queryset), PLANNER)
+
+
+def capped_count_and_top(queryset: QuerySet[Any], cap: int) -> tuple[CappedCount, int]:
+    """The count of ``queryset``'s jobs up to ``cap`` and the highest job
+    id among them, read by one statement (so the two agree), with no bound
+    on the id that would make MariaDB read its rows through the clustered
+    primary key (a million jobs: 1.2-1.5 s against 0.7-0.9 s). Past the
+    cap, the highest id of all its jobs (a second statement)."""
+    most = cap + 1
+    own = own_table.rows_sql(queryset, job_id=True)
+    if own is None:
+        rows = queryset.order_by().values("pk")[:most]
+        figures = rows.aggregate(count=Count("pk"), top=Max("pk"))
+        count, top = figures["count"], figures["top"]
+    else:
+        sql, params = own
+        with connections[queryset.db].cursor() as cursor:
+            cursor.execute(
+                f"SELECT COUNT(*), MAX(rq_job_id) FROM ({sql} LIMIT %s) rq_rows", [*params, most]
+            )
+            count, top = cursor.fetchone()
+    if count > cap:
+        top = queryset.order_by("-pk").values_list("pk", flat=True).first()
+    return CappedCount(int(count), cap), int(top or 0)
 
 
 def _count_up_to(queryset: QuerySet[Any], most: int) -> int:

@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 
 from ...models import Job
 from ...operations import bulk
-from ...operations.counting import CappedCount, capped_count
+from ...operations.counting import CappedCount, capped_count, capped_count_and_top
 from .. import audit, bulk_task, pages
 from ..display import number
 from ..jobs_context import JobsContext
@@ -130,15 +130,11 @@ def _confirmation(
 def _figures(selected: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, CappedCount | None]:
     """The highest id the verb applies to among ``selected``, their capped
     count and (run now) the blocked ones."""
-    applicable = selected.filter(verb.applies_to)
-    top = applicable.order_by("-pk").values_list("pk", flat=True).first() or 0
-    counted = verb.bounded(selected, top)
-    blocked = counted.filter(blocked_execution__isnull=False)
-    return (
-        top,
-        capped_count(counted, COUNT_CAP),
-        capped_count(blocked, COUNT_CAP) if verb.name == "run_now" else None,
-    )
+    count, top = capped_count_and_top(selected.filter(verb.applies_to), COUNT_CAP)
+    if verb.name != "run_now":
+        return top, count, None
+    blocked = verb.bounded(selected, top).filter(blocked_execution__isnull=False)
+    return top, count, capped_count(blocked, COUNT_CAP)
 
 
 def _in_background(

@@ -27,10 +27,12 @@ from django.db.models.sql.query import Query
 from ..job_state import EXECUTION_ACCESSORS
 
 
-def rows_sql(queryset: QuerySet[Any]) -> tuple[str, list[Any]] | None:
+def rows_sql(queryset: QuerySet[Any], job_id: bool = False) -> tuple[str, list[Any]] | None:
     """``SELECT 1 FROM <execution table> WHERE ...`` with exactly the rows
     of ``queryset`` (a job query), or None when its filter reads anything
-    but one execution table joined one to one (or nothing)."""
+    but one execution table joined one to one (or nothing). ``job_id``:
+    select each row's job id (as ``rq_job_id``) instead of 1, which an
+    index-only count may not have."""
     query: Any = queryset.query
     if query.combinator or query.distinct or query.group_by is not None or query.is_sliced:
         return None
@@ -55,7 +57,12 @@ def rows_sql(queryset: QuerySet[Any]) -> tuple[str, list[Any]] | None:
         return None  # the query itself knows these
     table = connection.ops.quote_name(join.table_name)
     named = "" if alias == join.table_name else f" {connection.ops.quote_name(alias)}"
-    return f"SELECT 1 FROM {table}{named} WHERE {where}", list(params)
+    selected = "1"
+    if job_id:
+        selected = (
+            f"{connection.ops.quote_name(alias)}.{connection.ops.quote_name('job_id')} AS rq_job_id"
+        )
+    return f"SELECT {selected} FROM {table}{named} WHERE {where}", list(params)
 
 
 def _nodes(node: Any) -> Iterator[Any]:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from robust_queue.models import FailedExecution, Job
 from robust_queue.models.sql import failure_search, own_table
-from robust_queue.operations.counting import capped_count
+from robust_queue.operations.counting import capped_count, capped_count_and_top
 
 JOB_TABLE = Job._meta.db_table
 
@@ -75,6 +75,24 @@ class OwnTableCountTests(TestCase):
             with self.subTest(name):
                 self.assertIsNone(own_table.rows_sql(jobs))
                 self.assertEqual(int(capped_count(jobs, 100)), jobs.count())
+
+    def test_a_count_and_its_top_are_read_together(self) -> None:
+        ids = sorted(job.pk for job in self.failed)
+        cases = {
+            "on the failed table": Job.objects.filter(failed_execution__isnull=False),
+            "through the job query": Job.objects.filter(
+                failed_execution__isnull=False, queue_name="default"
+            ),
+        }
+        for name, jobs in cases.items():
+            with self.subTest(name):
+                count, top = capped_count_and_top(jobs, 100)
+                self.assertEqual((int(count), count.is_capped, top), (9, False, ids[-1]))
+                # Past the cap: the top of them all, not of those read.
+                count, top = capped_count_and_top(jobs, 2)
+                self.assertEqual((int(count), count.is_capped, top), (3, True, ids[-1]))
+        count, top = capped_count_and_top(Job.objects.filter(queue_name="nowhere"), 5)
+        self.assertEqual((int(count), top), (0, 0))
 
     def test_the_job_query_is_left_as_it_was(self) -> None:
         jobs = Job.objects.filter(failed_execution__isnull=False)
