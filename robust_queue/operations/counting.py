@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, F, Max, QuerySet
 from django.utils import formats
 
 from ..models.sql import own_table
@@ -103,12 +103,27 @@ def capped_count(
     return CappedCount(count, cap, estimated(queryset), PLANNER)
 
 
-def capped_count_and_top(queryset: QuerySet[Any], cap: int) -> tuple[CappedCount, int]:
+# Running jobs a count takes away (``capped_count_and_top``'s ``less``)
+# beyond those there were a moment before it: the count reads this many
+# more rows, so that it still knows whether the rest pass the cap.
+LESS_SLACK = 1_000
+
+
+def capped_count_and_top(
+    queryset: QuerySet[Any], cap: int, less: QuerySet[Any] | None = None
+) -> tuple[CappedCount, int]:
     """The count of ``queryset``'s jobs up to ``cap`` and the highest job
     id among them, read by one statement (so the two agree), with no bound
     on the id that would make MariaDB read its rows through the clustered
     primary key (a million jobs: 1.2-1.5 s against 0.7-0.9 s). Past the
-    cap, the highest id of all its jobs (a second statement)."""
+    cap, the highest id of all its jobs (a second statement).
+
+    ``less``: a few of ``queryset``'s jobs (its running ones) not to
+    count, counted apart in the same statement and taken away, so that the
+    many are read without testing each against them (MariaDB, a million
+    jobs: 0.9-1.4 s tested, 0.3-0.4 s not). The top may be one of them."""
+    if less is not None:
+        return _count_less(queryset, less, cap)
     most = cap + 1
     own = own_table.rows_sql(queryset, job_id=True)
     if own is None:
@@ -123,8 +138,31 @@ def capped_count_and_top(queryset: QuerySet[Any], cap: int) -> tuple[CappedCount
             )
             count, top = cursor.fetchone()
     if count > cap:
-        top = queryset.order_by("-pk").values_list("pk", flat=True).first()
+        top = _top(queryset)
     return CappedCount(int(count), cap), int(top or 0)
+
+
+def _count_less(queryset: QuerySet[Any], less: QuerySet[Any], cap: int) -> tuple[CappedCount, int]:
+    most = cap + 1 + _count_up_to(less, cap) + LESS_SLACK
+    rows_sql, rows_params = (
+        queryset.order_by().annotate(rq_id=F("pk")).values("rq_id")[:most].query.sql_with_params()
+    )
+    less_sql, less_params = less.order_by().values("pk").query.sql_with_params()
+    sql = (
+        f"SELECT COUNT(*), MAX(rq_rows.rq_id), (SELECT COUNT(*) FROM ({less_sql}) rq_less) "
+        f"FROM ({rows_sql}) rq_rows"
+    )
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, [*less_params, *rows_params])
+        read, top, taken = cursor.fetchone()
+    if read >= most:
+        # More than cap + 1 remain once the running ones are taken away.
+        return CappedCount(cap + 1, cap), int(_top(queryset) or 0)
+    return CappedCount(int(read) - int(taken), cap), int(top or 0)
+
+
+def _top(queryset: QuerySet[Any]) -> int | None:
+    return queryset.order_by("-pk").values_list("pk", flat=True).first()
 
 
 def _count_up_to(queryset: QuerySet[Any], most: int) -> int:

@@ -130,7 +130,11 @@ def _confirmation(
 def _figures(selected: QuerySet[Job], verb: Verb) -> tuple[int, CappedCount, CappedCount | None]:
     """The highest id the verb applies to among ``selected``, their capped
     count and (run now) the blocked ones."""
-    count, top = capped_count_and_top(selected.filter(verb.applies_to), COUNT_CAP)
+    if verb.less is None:
+        count, top = capped_count_and_top(selected.filter(verb.applies_to), COUNT_CAP)
+    else:
+        less = selected.filter(verb.less)
+        count, top = capped_count_and_top(selected, COUNT_CAP, less=less)
     if verb.name != "run_now":
         return top, count, None
     blocked = verb.bounded(selected, top).filter(blocked_execution__isnull=False)

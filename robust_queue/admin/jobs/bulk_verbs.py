@@ -26,6 +26,10 @@ class Verb:
     # one table that holds them all, a count reads that table alone
     # (``models/sql/own_table.py``).
     id_field: str = "pk"
+    # The few jobs of a selection the verb never applies to, when
+    # ``applies_to`` is all the others: a count takes them away instead of
+    # testing every job (``counting.capped_count_and_top``).
+    less: Q | None = None
 
     def bounded(self, jobs: QuerySet[Job], top: int) -> QuerySet[Job]:
         """The ``jobs`` this verb applies to whose id is at most ``top``."""
@@ -57,6 +61,7 @@ VERBS = {
         "Discarded",
         ~Q(pk__in=ClaimedExecution.objects.values("job_id")),
         bulk.discard,
+        less=Q(claimed_execution__isnull=False),
     ),
     # Running jobs count as changed once asked to stop.
     "cancel": Verb(

@@ -45,6 +45,13 @@ class BulkConfirmationTests(AdminTestCase):
         self.assertContains(page, "Yes, discard 5 job(s)")
         self.assertEqual(FailedExecution.objects.count(), 5)
 
+    def test_discarding_everything_counts_every_job_but_the_running_ones(self) -> None:
+        _, page = self._ask("discard_selected", changelist(), [self.finished.pk], True)
+        running = Job.objects.filter(claimed_execution__isnull=False).count()
+        self.assertEqual(running, 1)
+        self.assertEqual(page.context["count"], Job.objects.count() - running)
+        self.assertEqual(page.context["max_pk"], Job.objects.latest("pk").pk)
+
     def test_the_count_bounds_the_action(self) -> None:
         data, page = self._ask("retry_selected", changelist(state="failed"), [self.failed.pk], True)
         late = Job.objects.get(result_id=tasks.fail.enqueue("late").id)

@@ -5,6 +5,8 @@ listed by one index probe a class on every database with the index."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 from django.db import connection
 from django.db.models import OuterRef, Q
 from django.test import TestCase
@@ -13,6 +15,7 @@ from django.utils import timezone
 
 from robust_queue.models import FailedExecution, Job
 from robust_queue.models.sql import failure_search, own_table
+from robust_queue.operations import counting
 from robust_queue.operations.counting import capped_count, capped_count_and_top
 
 JOB_TABLE = Job._meta.db_table
@@ -93,6 +96,19 @@ class OwnTableCountTests(TestCase):
                 self.assertEqual((int(count), count.is_capped, top), (3, True, ids[-1]))
         count, top = capped_count_and_top(Job.objects.filter(queue_name="nowhere"), 5)
         self.assertEqual((int(count), top), (0, 0))
+
+    def test_a_few_are_taken_away_in_the_same_statement(self) -> None:
+        jobs = Job.objects.filter(failed_execution__isnull=False)
+        less = jobs.filter(failed_execution__error__exception_class_path="builtins.ValueError")
+        top = max(job.pk for job in self.failed)
+        count, read_top = capped_count_and_top(jobs, 100, less=less)
+        self.assertEqual((int(count), count.is_capped, read_top), (6, False, top))
+        # Without slack: 6 left of 9 read is exact at a cap of 6, past one of 5.
+        with mock.patch.object(counting, "LESS_SLACK", 0):
+            count, _ = capped_count_and_top(jobs, 6, less=less)
+            self.assertEqual((int(count), count.is_capped), (6, False))
+            count, read_top = capped_count_and_top(jobs, 5, less=less)
+            self.assertEqual((int(count), count.is_capped, read_top), (6, True, top))
 
     def test_the_job_query_is_left_as_it_was(self) -> None:
         jobs = Job.objects.filter(failed_execution__isnull=False)
