@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.core.exceptions import EmptyResultSet, FullResultSet
+from django.core.exceptions import EmptyResultSet, FieldDoesNotExist, FullResultSet
 from django.db import connections
 from django.db.models import Exists, QuerySet, Subquery
 from django.db.models.expressions import Col, RawSQL, ResolvedOuterRef
@@ -89,8 +89,11 @@ def _one_to_one_execution(join: Join, query: Any) -> bool:
         return False
     if join.parent_alias != query.base_table:
         return False
-    tables = {
-        query.model._meta.get_field(accessor).related_model._meta.db_table
-        for accessor in EXECUTION_ACCESSORS.values()
-    }
+    try:
+        tables = {
+            query.model._meta.get_field(accessor).related_model._meta.db_table
+            for accessor in EXECUTION_ACCESSORS.values()
+        }
+    except FieldDoesNotExist:
+        return False  # not a job query
     return join.table_name in tables and join.join_cols == (("id", "job_id"),)

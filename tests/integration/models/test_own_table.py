@@ -74,6 +74,7 @@ class OwnTableCountTests(TestCase):
                 failed_execution__job_id__in=Job.objects.filter(pk=OuterRef("pk")).values("pk")
             ),
         }
+        cases["not a job query"] = FailedExecution.objects.filter(job__queue_name="default")
         for name, jobs in cases.items():
             with self.subTest(name):
                 self.assertIsNone(own_table.rows_sql(jobs))
