@@ -7,9 +7,9 @@ The count is taken on the confirmation page, over the selection or the
 filter, exactly up to ``COUNT_CAP`` ("1,000,000+" past it), by the same
 statement that reads the highest job id among them
 (``counting.capped_count_and_top``); that id then bounds the action, so
-jobs that arrive after the operator said yes are left alone. Once confirmed, the jobs are counted again (to
-the same cap) to decide whether the operation runs in the request or on
-the queue.
+jobs that arrive after the operator said yes are left alone. Once
+confirmed, the jobs are counted again (to the same cap) to decide whether
+the operation runs in the request or on the queue.
 """
 
 from __future__ import annotations
