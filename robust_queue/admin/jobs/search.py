@@ -23,10 +23,11 @@ candidates up to what is wanted; with fewer, one query through the index
 reads the rest; with more, windows of failed execution ids are walked
 newest first, reading each row's text (twice as wide each time, each query
 stopping at what is still wanted; ``FIRST_WINDOW`` ids first), up to
-``WALK_LIMIT`` ids, and the index serves the rest. With masking on, the error is searched as the
-admin shows it, masked (``masking.error_text``): a search must not
-confirm a secret the page hides; the newest ``MASKED_CHECK`` failures
-whose stored error contains the term are checked so.
+``WALK_LIMIT`` ids, and the index serves the rest. With masking on, the
+error is searched as the admin shows it, masked (``masking.error_text``):
+a search must not confirm a secret the page hides; the newest
+``MASKED_CHECK`` failures whose stored error contains the term are
+checked so.
 """
 
 from __future__ import annotations
