@@ -109,16 +109,15 @@ def why_not(vendor: str) -> str:
 
 
 class ErrorContains(Expression):
-    """True for rows whose failure's error text contains ``term``, read
-    from each row's own text. ``error``: the path to the
-    ``FailedExecution.error`` field (``"failed_execution__error"``).
-    PostgreSQL: ``indexed=True`` spells the text as the trigram index
-    does; ``indexed=False`` spells it so that the planner cannot read the
-    index for it, for a walk along a range of ids that stops at its
-    ``LIMIT`` (the planner's estimate of a match's frequency is a default:
-    tracebacks are too wide for its statistics). MariaDB/MySQL: the
-    generated column's text, read row by row (``error_contains`` reaches
-    its ``FULLTEXT`` index)."""
+    """True for rows whose failure's error text contains ``term``.
+    ``error``: the path to the ``FailedExecution.error`` field
+    (``"failed_execution__error"``). PostgreSQL: ``indexed=True`` spells
+    the text as the trigram index does; ``indexed=False`` spells it so
+    that the planner cannot read the index for it, for a walk along a
+    range of ids that stops at its ``LIMIT`` (the planner's estimate of a
+    match's frequency is a default: tracebacks are too wide for its
+    statistics). MariaDB/MySQL: the generated column's text, read row by
+    row (``error_contains`` reaches its ``FULLTEXT`` index)."""
 
     output_field = BooleanField()
     conditional = True
