@@ -1,16 +1,21 @@
 """Drain throughput, pickup latency and memory of the real supervisor.
 
     python -m bench.drain postgresql [--jobs 5000] [--shapes 1x3,2x3]
-        [--sleep-ms 0] [--no-latency]
+        [--sleep-ms 0] [--no-latency] [--steady 300 [--steady-seconds 60]]
 
 Starts `manage.py robust_queue` against a throw-away database and reports:
 jobs/s draining no-op tasks with each worker shape (processes x threads;
 1 and 2 processes of 3 threads by default), machine-wide CPU per job
 (worker, dispatcher and database together), pickup latency p50/p95 of one
 job at a time with an idle worker, and the RSS/PSS of the supervisor's
-process tree (the peak while draining, read every 0.25 s). ``--sleep-ms`` makes each job an I/O-bound one that sleeps
-that long (``testproject.tasks.sleep_for``), against the ideal of every
-thread always sleeping: processes x threads / sleep jobs/s.
+process tree (the peak while draining, read every 0.25 s).
+``--sleep-ms`` makes each job an I/O-bound one that sleeps that long
+(``testproject.tasks.sleep_for``), against the ideal of every thread
+always sleeping: processes x threads / sleep jobs/s. ``--steady R``:
+pickup latency p50/p95/p99 of no-op jobs enqueued one by one at a steady
+R jobs/s for ``--steady-seconds``, by the default shape (2 x 3 threads),
+from each job's enqueue to its start (``--jobs 0 --no-latency`` runs it
+alone).
 """
 
 from __future__ import annotations
@@ -45,12 +50,16 @@ def main() -> None:
     parser.add_argument("--shapes", type=_shapes, default=[(1, 3), (2, 3)])
     parser.add_argument("--sleep-ms", type=float, default=0.0)
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--steady", type=float, help="jobs/s arriving, for the pickup latency")
+    parser.add_argument("--steady-seconds", type=float, default=60.0)
     options = parser.parse_args()
     with throwaway_database(options.database):
-        for processes, threads in options.shapes:
+        for processes, threads in options.shapes if options.jobs else ():
             drain(options.database, options.jobs, processes, threads, options.sleep_ms)
         if not options.no_latency:
             _latency(options.database, options.samples)
+        if options.steady:
+            _steady(options.database, options.steady, options.steady_seconds)
 
 
 def _shapes(value: str) -> list[tuple[int, int]]:
@@ -152,6 +161,46 @@ def _latency(database: str, samples: int) -> None:
         f"{database:10} pickup latency, idle worker (polling 0.1 s): "
         f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms"
     )
+
+
+def _steady(database: str, rate: float, seconds: float) -> None:
+    """Pickup latency at a steady arrival of ``rate`` no-op jobs/s."""
+    from robust_queue.models import Job, Process
+    from testproject import tasks
+
+    supervisor = _start(2)
+    while Process.objects.filter(kind="worker").count() < 2:
+        time.sleep(0.05)
+    time.sleep(1)
+    ids: list[str] = []
+    begun = time.monotonic()
+    while (elapsed := time.monotonic() - begun) < seconds:
+        # Paced by the schedule, not by sleeps between enqueues: a slow
+        # enqueue does not lower the rate.
+        due = begun + len(ids) / rate
+        if due > time.monotonic():
+            time.sleep(due - time.monotonic())
+        ids.append(tasks.add.enqueue(len(ids), 1).id)
+    arrived = len(ids) / elapsed
+    while Job.objects.filter(result_id__in=ids, finished_at__isnull=True).exists():
+        time.sleep(0.1)
+    _stop(supervisor)
+    delays = sorted(
+        (started - enqueued).total_seconds() * 1000
+        for enqueued, started in Job.objects.filter(result_id__in=ids).values_list(
+            "enqueued_at", "started_at"
+        )
+        if started is not None
+    )
+    print(
+        f"{database:10} pickup at a steady {arrived:.0f} jobs/s ({len(ids)} jobs, 2x3): "
+        f"p50 {_at(delays, 50):.1f} ms, p95 {_at(delays, 95):.1f} ms, "
+        f"p99 {_at(delays, 99):.1f} ms, max {delays[-1]:.1f} ms"
+    )
+
+
+def _at(values: list[float], percent: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * percent / 100))]
 
 
 def _busy_jiffies() -> int:
