@@ -131,12 +131,7 @@ def capped_count_and_top(
         figures = rows.aggregate(count=Count("pk"), top=Max("pk"))
         count, top = figures["count"], figures["top"]
     else:
-        sql, params = own
-        with connections[queryset.db].cursor() as cursor:
-            cursor.execute(
-                f"SELECT COUNT(*), MAX(rq_job_id) FROM ({sql} LIMIT %s) rq_rows", [*params, most]
-            )
-            count, top = cursor.fetchone()
+        count, top = _one_row(queryset, "COUNT(*), MAX(rq_job_id)", own, most)
     if count > cap:
         top = _top(queryset)
     return CappedCount(int(count), cap), int(top or 0)
@@ -172,10 +167,18 @@ def _count_up_to(queryset: QuerySet[Any], most: int) -> int:
     own = own_table.rows_sql(queryset)
     if own is None:
         return int(queryset.order_by().values("pk")[:most].count())
-    sql, params = own
+    (count,) = _one_row(queryset, "COUNT(*)", own, most)
+    return int(count)
+
+
+def _one_row(
+    queryset: QuerySet[Any], figures: str, rows: tuple[str, list[Any]], most: int
+) -> tuple[Any, ...]:
+    """``figures`` over at most ``most`` of ``rows`` (``own_table``'s)."""
+    sql, params = rows
     with connections[queryset.db].cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM ({sql} LIMIT %s) rq_rows", [*params, most])
-        return int(cursor.fetchone()[0])
+        cursor.execute(f"SELECT {figures} FROM ({sql} LIMIT %s) rq_rows", [*params, most])
+        return tuple(cursor.fetchone())
 
 
 def estimated(queryset: QuerySet[Any]) -> int | None:

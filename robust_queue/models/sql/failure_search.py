@@ -108,7 +108,27 @@ def why_not(vendor: str) -> str:
     return "SQLite has no index on the error text"
 
 
-class ErrorContains(Expression):
+class _OnTheError(Expression):
+    """An expression over one failed execution's ``error`` field
+    (``error``: its path from the query's model,
+    ``"failed_execution__error"``); ``self.error.alias`` is that table's
+    alias in the query once resolved."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error: Any = F(error)
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.error]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.error,) = exprs
+
+    def _table(self, connection: Any) -> str:
+        return str(connection.ops.quote_name(self.error.alias))
+
+
+class ErrorContains(_OnTheError):
     """True for rows whose failure's error text contains ``term``.
     ``error``: the path to the ``FailedExecution.error`` field
     (``"failed_execution__error"``). PostgreSQL: ``indexed=True`` spells
@@ -123,16 +143,9 @@ class ErrorContains(Expression):
     conditional = True
 
     def __init__(self, error: str, term: str, indexed: bool = True) -> None:
-        super().__init__()
+        super().__init__(error)
         self.indexed = indexed
-        self.error: Any = F(error)
         self.term = term
-
-    def get_source_expressions(self) -> list[Any]:
-        return [self.error]
-
-    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
-        (self.error,) = exprs
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         raise NotImplementedError(f"No error-text index on {connection.vendor}")
@@ -144,8 +157,7 @@ class ErrorContains(Expression):
         return f"{text} ILIKE %s", [*params, *params, f"%{_like_escaped(self.term)}%"]
 
     def as_mysql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        alias = connection.ops.quote_name(self.error.alias)
-        return f"{alias}.{TEXT_COLUMN} LIKE %s", [f"%{_like_escaped(self.term)}%"]
+        return f"{self._table(connection)}.{TEXT_COLUMN} LIKE %s", [f"%{_like_escaped(self.term)}%"]
 
 
 def error_contains(
@@ -180,7 +192,7 @@ CLASS_COLUMN = "rq_exception_class"
 CLASS_LENGTH = 255
 
 
-class ExceptionClassColumn(Expression):
+class ExceptionClassColumn(_OnTheError):
     """MariaDB/MySQL: the failed execution's ``rq_exception_class`` column
     (``error``: the path to the ``FailedExecution.error`` field), which
     the ``(class, id)`` index covers. MariaDB does not match the JSON
@@ -189,21 +201,11 @@ class ExceptionClassColumn(Expression):
 
     output_field = CharField()
 
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error: Any = F(error)
-
-    def get_source_expressions(self) -> list[Any]:
-        return [self.error]
-
-    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
-        (self.error,) = exprs
-
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         raise NotImplementedError(f"No exception class column on {connection.vendor}")
 
     def as_mysql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        return f"{connection.ops.quote_name(self.error.alias)}.{CLASS_COLUMN}", []
+        return f"{self._table(connection)}.{CLASS_COLUMN}", []
 
 
 def has_matches(using: str, term: str, count: int) -> bool:
