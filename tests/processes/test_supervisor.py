@@ -17,7 +17,6 @@ from robust_queue.compat import TaskResultStatus
 from robust_queue.models import (
     ClaimedExecution,
     Job,
-    Pause,
     Process,
     ProcessKind,
     ReadyExecution,
@@ -75,13 +74,14 @@ class DrainTests(TransactionTestCase):
         self.assertEqual(tasks.add.get_result(good.id).return_value, 4)
 
     def test_two_supervisors_share_the_work(self) -> None:
-        # Held back until both workers are up: on a loaded machine the
-        # first drained all 150 before the second had started.
-        pause = Pause.objects.create(queue_name="default")
-        robust_queue.enqueue_all([(tasks.record, (f"k{i}", 0.02), {}) for i in range(150)])
+        # Enqueued once both workers are up, as jobs that one worker's three
+        # threads alone would take 5 s to run: on a loaded machine the first
+        # drained all 150 short jobs before the second had started, and
+        # then, with the queue held by a Pause, before the second worker's
+        # cache of pauses (1 s) saw it lifted.
         first, second = Supervisor(self), Supervisor(self)
         wait_until(lambda: Process.objects.filter(kind=ProcessKind.WORKER).count() == 2, timeout=60)
-        pause.delete()
+        robust_queue.enqueue_all([(tasks.record, (f"k{i}", 0.1), {}) for i in range(150)])
         wait_until(lambda: finished_count() == 150, timeout=90)
         self.assertEqual(LedgerEntry.objects.values("key").distinct().count(), 150)
         self.assertEqual(LedgerEntry.objects.count(), 150)
