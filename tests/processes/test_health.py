@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 from django.conf import settings
 from django.db import connection
@@ -97,7 +96,7 @@ class HealthProcessTests(TransactionTestCase):
         """A read transaction held on another connection: `health` reports
         it as the oldest (or an older one) and fails past
         --max-transaction-age (issue 25 section 7). SQLite: not applicable."""
-        from tests.integration.operations.test_table_health import open_transaction
+        from tests.integration.operations.test_table_health import once_aged, open_transaction
 
         if connection.vendor == "sqlite":
             result = manage("health", "--json", "--skip-supervisor", "--max-transaction-age", "1")
@@ -106,9 +105,19 @@ class HealthProcessTests(TransactionTestCase):
             [check] = [c for c in report["checks"] if c["name"] == "transactions"]
             self.assertEqual(check["detail"], "not applicable (SQLite)")
             return
+
+        def age(result: subprocess.CompletedProcess[str]) -> float | None:
+            oldest = json.loads(result.stdout)["table_health"]["oldest_transaction"]
+            return None if oldest is None else oldest["age_seconds"]
+
         with open_transaction():
-            time.sleep(2)
-            result = manage("health", "--json", "--skip-supervisor", "--max-transaction-age", "1")
+            result = once_aged(
+                lambda: manage(
+                    "health", "--json", "--skip-supervisor", "--max-transaction-age", "1"
+                ),
+                age,
+                least=2,
+            )
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         report = json.loads(result.stdout)
         [check] = [c for c in report["checks"] if c["name"] == "transactions"]
