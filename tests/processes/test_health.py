@@ -107,7 +107,10 @@ class HealthProcessTests(TransactionTestCase):
             return
 
         def age(result: subprocess.CompletedProcess[str]) -> float | None:
-            oldest = json.loads(result.stdout)["table_health"]["oldest_transaction"]
+            try:
+                oldest = json.loads(result.stdout)["table_health"]["oldest_transaction"]
+            except (ValueError, KeyError):
+                return None  # no report: the assertions below show its output
             return None if oldest is None else oldest["age_seconds"]
 
         with open_transaction():
