@@ -43,7 +43,7 @@ CONFIG: dict[str, Any] = {
 }
 # How often the lock waiters are read. InnoDB refreshes INNODB_TRX only
 # once it has not been read for 0.1 s: read more often, it never changes.
-SAMPLE_EVERY = {"postgresql": 0.02, "mariadb": 0.25}
+SAMPLE_EVERY = {"postgresql": 0.02, "mariadb": 0.25, "sqlite": 0.02}
 
 
 def main() -> None:
@@ -113,7 +113,7 @@ def _run(database: str, jobs: int, count: int, threads: int) -> None:
         pause.delete()
         while Job.objects.filter(finished_at__isnull=True).exists():
             samples.append(_waiting_on_locks(database))
-            time.sleep(SAMPLE_EVERY.get(database, 0.02))
+            time.sleep(SAMPLE_EVERY[database])
         server = {k: v - server[k] for k, v in _server_counters(database).items()}
         hosts = Counter(
             name.split("-")[3]

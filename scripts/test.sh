@@ -62,9 +62,8 @@ tiers_of() {
 # Django: the process tier of the two servers (311 runs it on all three;
 # 312 runs SQLite's, where Python 3.12's forks, signals and threads meet
 # the supervisor) and the browser tier outside SQLite (311 runs it on every
-# database). PostgreSQL's process tier was the run's longest cell (17 of
-# 45 minutes on 2 cores, 91 % busy): without it on 312 the run took 39
-# minutes of cells on the same machine. Naming DBS runs every tier of what it names.
+# database). PostgreSQL's process tier is the run's longest cell. Naming
+# DBS runs every tier of what it names.
 trimmed() { [ "$1" = 312 ] && [ -z "${DBS:-}" ] && [ "$2" != sqlite ]; }
 
 declare -A venvs

@@ -9,7 +9,6 @@ enough, and check only what that bounds (the oldest is at least that old).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -63,21 +62,31 @@ def open_transaction() -> Iterator[int]:
 
 def once_aged(read: Callable[[], T], age: Callable[[T], float | None], least: float = 1.4) -> T:
     """What ``read()`` gives once the oldest transaction it reports is
-    ``least`` seconds old, the last reading if that takes 30 s. Read at
-    LOCK_POLL's pace: MariaDB's INNODB_TRX does not change while anyone
-    reads it more often."""
-    deadline = time.monotonic() + 30
-    while True:
-        value = read()
-        seen = age(value)
-        if (seen is not None and seen >= least) or time.monotonic() > deadline:
-            return value
-        time.sleep(LOCK_POLL)
+    ``least`` seconds old, the last reading if that takes 30 s (the test's
+    assertions then say what it was). Read at LOCK_POLL's pace: MariaDB's
+    INNODB_TRX does not change while anyone reads it more often."""
+    readings: list[T] = []
+
+    def aged() -> bool:
+        readings.append(read())
+        seen = age(readings[-1])
+        return seen is not None and seen >= least
+
+    try:
+        wait_until(aged, timeout=30, interval=LOCK_POLL)
+    except AssertionError:
+        pass
+    return readings[-1]
+
+
+def oldest_age(upkeep: dict[str, Any]) -> float | None:
+    """The oldest transaction's age in a report's ``table_health``, if any."""
+    oldest = upkeep["oldest_transaction"]
+    return None if oldest is None else float(oldest["age_seconds"])
 
 
 def report_age(report: health.Report) -> float | None:
-    oldest = report.table_health["oldest_transaction"]
-    return None if oldest is None else oldest["age_seconds"]
+    return oldest_age(report.table_health)
 
 
 class OldestTransactionTests(TransactionTestCase):
@@ -123,9 +132,7 @@ class OldestTransactionTests(TransactionTestCase):
         with open_transaction():
             code, report = once_aged(
                 lambda: run_health("--skip-supervisor", "--max-transaction-age", "1s"),
-                lambda result: (result[1]["table_health"]["oldest_transaction"] or {}).get(
-                    "age_seconds"
-                ),
+                lambda result: oldest_age(result[1]["table_health"]),
             )
         self.assertEqual(code, 1, report)
         ok, detail = checks(report)["transactions"]
