@@ -97,6 +97,8 @@ class StuckChildTests(TransactionTestCase):
         write lock (CI once stopped a heartbeat halfway, and the test's own
         delete found the database locked), or its own row elsewhere."""
         os.kill(worker.pid, signal.SIGSTOP)
+        # The signal is delivered asynchronously: probe a stopped process.
+        wait_until(lambda: is_stopped(worker.pid), 10)
         if not holds_a_lock(worker):
             return True
         os.kill(worker.pid, signal.SIGCONT)
