@@ -21,6 +21,7 @@ alone).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import statistics
@@ -36,6 +37,8 @@ CONFIG = {
     "process_alive_threshold": 60,
 }
 
+# Extra worker options for every drain, as JSON (``{"finish_batch": 3}``).
+WORKER_OPTIONS = json.loads(os.environ.get("ROBUST_QUEUE_BENCH_WORKER", "{}"))
 
 # How often the supervisor tree's memory is read during a drain (its peak
 # is reported).
@@ -71,7 +74,7 @@ def _shapes(value: str) -> list[tuple[int, int]]:
 
 
 def _start(processes: int, polling: float = 0.1, threads: int = 3) -> subprocess.Popen[bytes]:
-    worker = {"queues": ["*"], "threads": threads, "processes": processes}
+    worker = {"queues": ["*"], "threads": threads, "processes": processes, **WORKER_OPTIONS}
     return start_supervisor({**CONFIG, "workers": [{**worker, "polling_interval": polling}]})
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
@@ -112,6 +112,8 @@ class NextClaim:
     claimed: list[ClaimedExecution] = field(default_factory=list)
     # Start after this thread's last claim (sql/claim_position.py).
     resume: bool = False
+    # How many jobs to claim: one per thread that the finish frees.
+    limit: int = 1
 
 
 class ClaimedExecution(Execution):
@@ -176,6 +178,38 @@ class ClaimedExecution(Execution):
         self._finished(using, now, return_value)
         return True
 
+    @classmethod
+    def finish_all(
+        cls, outcomes: Sequence[tuple[ClaimedExecution, Any]], then: NextClaim | None = None
+    ) -> list[bool]:
+        """``finish`` each (claim, return value) with one commit; whether
+        each went through (False: that claim was already gone).
+
+        ``then``: claim jobs with the same commit (``NextClaim``: up to its
+        ``limit``), if any finish went through. Each finish is fenced by
+        its own claim, as ``finish``'s; kept finished jobs only
+        (``preserve_finished_jobs``), which the caller checks.
+        """
+        using = outcomes[0][0]._state.db or "default"
+        now = timezone.now()
+        dialect = dialect_for(using)
+        items = [(claimed.pk, claimed.job_id, value) for claimed, value in outcomes]
+        claim = None
+        if then is not None:
+            queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
+            claim = (then.limit, queue, then.process_id, then.worker_id)
+        with claiming(using, None if then is None else then.process_id) as stamp:
+            resume = then is not None and then.resume
+            finished, rows = dialect.finish_all_and_claim(items, now, claim, stamp, resume=resume)
+            if then is not None:
+                claimed = cls.from_claimed_rows(using, rows, then.process_id, stamp)
+        if then is not None:
+            then.claimed = claimed
+        for (claimed_one, value), done in zip(outcomes, finished, strict=True):
+            if done:
+                claimed_one._finished(using, now, value)
+        return finished
+
     def _finished(self, using: str, now: datetime, return_value: Any) -> None:
         """What follows a finish's commit, in this process."""
         self.job.finished_at = now
@@ -210,7 +244,7 @@ class ClaimedExecution(Execution):
     ) -> tuple[bool, ClaimedRows]:
         dialect = dialect_for(using)
         queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
-        claim = (1, queue, then.process_id, then.worker_id)
+        claim = (then.limit, queue, then.process_id, then.worker_id)
         return dialect.finish_and_claim(
             self.pk, self.job_id, now, return_value, claim, stamp, resume=then.resume
         )

@@ -46,10 +46,15 @@ class WorkerConfig:
     # Outcomes a job thread could not write, waiting for the worker's
     # retrier: at this many the worker claims nothing until they drain.
     max_pending_finalizes: int = 10
+    # Successes written together, one commit for up to this many (with
+    # the next jobs' claim), waiting at most finish_window seconds for
+    # more once one came (finisher.py). 1: each thread writes its own.
+    finish_batch: int = 1
+    finish_window: float = 0.002
 
     def validate(self) -> list[str]:
-        errors = _positive(self, "threads", "processes", "polling_interval")
-        errors += _whole(self, "max_pending_finalizes")
+        errors = _positive(self, "threads", "processes", "polling_interval", "finish_window")
+        errors += _whole(self, "max_pending_finalizes", "finish_batch")
         errors += _positive(self, "idle_polling_ceiling")
         errors += queue_order.order_problems(self.order, self.weights, self.queues)
         errors += _optional_limit(self, "max_jobs", int, "a whole number of jobs")

@@ -28,6 +28,7 @@ from .backoff import IdleBackoff
 from .base import Runnable
 from .config import WorkerConfig
 from .finalize_retrier import FinalizeRetrier
+from .finisher import Finisher
 from .listener import Listener, start_listener
 from .memory import rss_mib
 from .outage import FailureGate
@@ -59,6 +60,7 @@ class Worker(Runnable):
         self.listener: Listener | None = None
         self.watchdog: Watchdog | None = None
         self.retrier: FinalizeRetrier | None = None
+        self.finisher: Finisher | None = None
         self.backoff = IdleBackoff(config.polling_interval, config.idle_polling_ceiling)
         # Jobs claimed since start, for max_jobs.
         self.claimed_count = 0
@@ -98,6 +100,14 @@ class Worker(Runnable):
         self.retrier = FinalizeRetrier(
             self.config.max_pending_finalizes, name=self.name, on_settled=self.wakeup.wake
         )
+        if self.config.finish_batch > 1:
+            self.finisher = Finisher(
+                self.config.finish_batch,
+                self.config.finish_window,
+                using=self.using,
+                next_claim=self._next_claims,
+                defer=self.retrier.defer,
+            )
         self.pool = Pool(
             self.config.threads,
             using=self.using,
@@ -106,7 +116,10 @@ class Worker(Runnable):
             next_claim=self._next_claim,
             keeps_claiming=self._keeps_claiming,
             defer=self.retrier.defer,
+            hand_off=None if self.finisher is None else self.finisher.take,
         )
+        if self.finisher is not None:
+            self.finisher.start(self.pool)
         if self.config.listen and Listener.is_supported(self.using):
             self.listener = start_listener(
                 self.using, self.name, self._notified, self.heartbeat.failed
@@ -211,6 +224,14 @@ class Worker(Runnable):
             resume=True,
         )
 
+    def _next_claims(self, n: int) -> NextClaim | None:
+        """What the finisher claims for ``n`` threads freed by its write
+        (``_next_claim``'s rules)."""
+        then = self._next_claim()
+        if then is not None:
+            then.limit = n
+        return then
+
     def _keeps_claiming(self) -> bool:
         return (
             not self.stopping
@@ -303,6 +324,9 @@ class Worker(Runnable):
                         running,
                     )
             self.pool.close()
+        if self.finisher is not None:
+            # What it holds is written, or handed to the retrier.
+            self.finisher.stop(max(deadline - time.monotonic(), 0.0))
         if self.watchdog is not None:
             # It may be recording a hung job's failure: let it finish.
             self.watchdog.stop(wait=self.shutdown_timeout)

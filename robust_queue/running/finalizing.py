@@ -95,7 +95,7 @@ def record_success(
         except Exception as exc:  # noqa: BLE001 - the plain path below decides
             # then.claimed is set only once the statement went through.
             logger.debug("Finish and claim of job %s failed: %r", claimed.job_id, exc)
-            _recover(using)
+            recover(using)
             in_doubt = True
         else:
             return Finalized.RECORDED if done else Finalized.SKIPPED
@@ -205,16 +205,16 @@ def _until_done(
             return step.write() or (in_doubt and _landed(claimed, step))
         except Exception as exc:
             if _is_permanent(exc, using, stored):
-                _recover(using)
+                recover(using)
                 return exc
             if connections[using].in_atomic_block:
                 raise
             in_doubt = True
             if patience is not None and attempt >= patience:
-                _recover(using)
+                recover(using)
                 raise FinalizePostponed(f"Finalizing job {claimed.job_id} failed: {exc}") from exc
             _wait_to_retry(claimed, exc, attempt)
-            _recover(using)
+            recover(using)
 
 
 def _landed(claimed: ClaimedExecution, step: Step) -> bool:
@@ -262,7 +262,7 @@ def _wait_to_retry(claimed: ClaimedExecution, exc: Exception, attempt: int) -> N
     time.sleep(delay)
 
 
-def _recover(using: str) -> None:
+def recover(using: str) -> None:
     """Replace this thread's connection if it is broken.
 
     A usable one is kept, with its session settings.

@@ -48,6 +48,10 @@ class Body:
 
 # Runs a job's body: (claim, task, body) -> the body's value.
 Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
+# Takes a success to write later with others (a worker's Finisher):
+# (claim, the value as stored, the ending, what follows the write) ->
+# whether it took it; False: the thread writes it itself.
+HandOff = Callable[["ClaimedExecution", Any, Ending, Callable[[Finalized], None]], bool]
 
 
 def perform(
@@ -57,6 +61,7 @@ def perform(
     on_recorded: Callable[[], None] | None = None,
     then: Callable[[], NextClaim | None] | None = None,
     defer: Defer | None = None,
+    hand_off: HandOff | None = None,
 ) -> bool:
     """Run ``claimed``'s task; True if this call finalized the job or
     handed its finalize on (False also when a rate-limited job goes back
@@ -71,6 +76,8 @@ def perform(
     with the same commit (``NextClaim``); not asked on any other outcome.
     ``defer``: where a finalize that keeps failing goes (``Defer``), so
     this thread is free; without it the write is retried here.
+    ``hand_off``: where a success may go to be written with others
+    (``HandOff``); its write and what follows it then happen there.
     """
     job = claimed.job
     on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
@@ -95,7 +102,7 @@ def perform(
         return finalize(claimed, ending.record, cannot_run, (defer, ending.did))
     guard = tracing.guarded(attempt, guard or _unguarded)
     return _perform_task(
-        claimed, task, result, (on_outcome, on_recorded, attempt), guard, then, defer
+        claimed, task, result, (on_outcome, on_recorded, attempt), guard, then, (defer, hand_off)
     )
 
 
@@ -130,24 +137,29 @@ def _perform_task(
     hooks: tuple[Callable[[], None], Callable[[], None], attempt_log.Attempt],
     guard: Guard,
     then: Callable[[], NextClaim | None] | None,
-    defer: Defer | None,
+    handoffs: tuple[Defer | None, HandOff | None],
 ) -> bool:
     """Run the body, record its outcome and send ``task_finished``.
 
     ``hooks``: perform()'s (on_outcome, on_recorded) and the attempt (its
-    outcome is logged once recorded). Returns what ``_finalize`` returns.
+    outcome is logged once recorded); ``handoffs``: its (defer, hand_off).
+    Returns what ``_finalize`` returns.
     """
     on_outcome, on_recorded, attempt = hooks
+    defer, hand_off = handoffs
     sender = type(task.get_backend())
 
-    def finish(ending: Ending) -> bool:
+    def followed_by(ending: Ending) -> Callable[[Finalized], None]:
         def followed(finalized: Finalized) -> None:
             on_recorded()
             _settle_as(result, finalized, ending, claimed)
             _finished(finalized, sender, result)
             attempt.finished(_outcome(finalized, ending.outcome), ending.error)
 
-        return finalize(claimed, ending.record, followed, (defer, ending.did))
+        return followed
+
+    def finish(ending: Ending) -> bool:
+        return finalize(claimed, ending.record, followed_by(ending), (defer, ending.did))
 
     try:
         value = _run(claimed, task, result, guard)
@@ -164,7 +176,10 @@ def _perform_task(
         return finish(failed(claimed, error_record(exc), _retry_in(task, claimed.job, exc)))
     on_outcome()
     ending = succeeded(claimed, stored, then() if then is not None else None)
-    return finish(ending if stored is value else replace(ending, value=value))
+    ending = ending if stored is value else replace(ending, value=value)
+    if hand_off is not None and hand_off(claimed, stored, ending, followed_by(ending)):
+        return True
+    return finish(ending)
 
 
 def _settle_as(

@@ -50,6 +50,21 @@ FAST = {
 }
 
 
+# Set, every worker the tests start writes its successes together, this
+# many at a time (WorkerConfig.finish_batch), unless the test says: the
+# guarantees' run with batching (scripts/test.sh).
+FINISH_BATCH = os.environ.get("ROBUST_QUEUE_TEST_FINISH_BATCH")
+
+
+def _with_finish_batch(config: dict[str, Any]) -> dict[str, Any]:
+    if not FINISH_BATCH:
+        return config
+    workers = [
+        {"finish_batch": int(FINISH_BATCH), **worker} for worker in config.get("workers", ())
+    ]
+    return {**config, "workers": workers} if workers else config
+
+
 # (pid, output) of the supervisors the current test started.
 KEPT_LOGS: list[tuple[int, str]] = []
 
@@ -73,7 +88,7 @@ class Supervisor:
         environment = {
             **os.environ,
             "ROBUST_QUEUE_DB_NAME": settings.DATABASES["default"]["NAME"],
-            "ROBUST_QUEUE_CONFIG_JSON": json.dumps({**FAST, **config}),
+            "ROBUST_QUEUE_CONFIG_JSON": json.dumps(_with_finish_batch({**FAST, **config})),
             "ROBUST_QUEUE_DEBUG": "0",
             STACKS: "1",
             **(env or {}),

@@ -211,6 +211,30 @@ class Dialect(Statements):
                 cursor.execute(*self.finish_job(job_id, now, return_value))
             return True, self.claim_in_transaction(*then, stamp, resume=resume)
 
+    def finish_all_and_claim(
+        self,
+        items: Sequence[tuple[int, int, Any]],
+        now: datetime,
+        then: NextClaimArgs | None,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
+    ) -> tuple[list[bool], ClaimedRows]:
+        """``finish`` each (claim id, job id, return value) and, if any
+        finished, ``claim`` ``then``'s in one transaction; whether each
+        finished, and what was claimed. One commit for them all."""
+        with self.transaction():
+            finished = []
+            for claim_id, job_id, return_value in items:
+                taken = self.take_claim(claim_id)
+                if taken:
+                    with self.connection.cursor() as cursor:
+                        cursor.execute(*self.finish_job(job_id, now, return_value))
+                finished.append(taken)
+            if then is None or not any(finished):
+                return finished, ClaimedRows([], [])
+            return finished, self.claim_in_transaction(*then, stamp, resume=resume)
+
     def claim_filter(
         self, queue_name: str | None, excluded: Sequence[str], paused_tasks: Sequence[str] | None
     ) -> Statement:

@@ -55,6 +55,8 @@ _TAKEN = "@robust_queue_taken"
 # The lowest priority above a resumed claim's position, if any ready job has
 # one (a session variable, set by the claim's first read).
 _HIGHER = "@robust_queue_higher"
+# How many finishes of a batch took their claim (finish_all_and_claim).
+_TAKEN_ALL = "@robust_queue_taken_all"
 # The claim order reversed (statements.CLAIM_ORDER), for reading a range from its end.
 _CLAIM_ORDER_REVERSED = "priority ASC, fair_round DESC, job_id DESC"
 # The claim order past a position (priority, priority, job id, priority), in
@@ -257,6 +259,39 @@ class MySQLDialect(Dialect):
             # worker's own claim does it if this one took nothing.
             positions.record(queue, after, claimed)
         return True, claimed
+
+    def finish_all_and_claim(
+        self,
+        items: Sequence[tuple[int, int, Any]],
+        now: datetime,
+        then: NextClaimArgs | None,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
+    ) -> tuple[list[bool], ClaimedRows]:
+        if then is None or not self._in_own_transaction():
+            return super().finish_all_and_claim(items, now, then, stamp, resume=resume)
+        limit, queue, process_id, worker_id = then
+        where, params = queue
+        positions = self.claim_positions if resume else None
+        after = None if positions is None else positions.start(queue)
+        finishes: list[Statement] = [(f"SET {_TAKEN_ALL} = 0", [])]
+        for claim_id, job_id, return_value in items:
+            finishes += self._finish_statements(claim_id, job_id, now, return_value)
+            finishes.append((f"SET {_TAKEN_ALL} = {_TAKEN_ALL} + {_TAKEN}", []))
+        # The claim's reads read nothing unless a finish took its claim.
+        reads = self.claim_reads(limit, (f"{_TAKEN_ALL} > 0 AND {where}", params), after)
+        with self._own_transaction():
+            sent = self._send([*finishes, *reads], begin=True)
+            # Each finish is four statements after the first; its DELETE first.
+            taken = [sent[1 + 4 * n].rowcount == 1 for n in range(len(items))]
+            if not any(taken):
+                self._send([], commit=True)
+                return taken, ClaimedRows([], [])
+            claimed = self._claim_locked(sent[-1].rows, process_id, worker_id, stamp)
+        if positions is not None:
+            positions.record(queue, after, claimed)
+        return taken, claimed
 
     def _finish_statements(
         self, claim_id: int, job_id: int, now: datetime, return_value: Any

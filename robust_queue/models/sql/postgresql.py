@@ -127,6 +127,26 @@ FROM (VALUES (1)) AS one LEFT JOIN next ON true
 WHERE (SELECT count(*) FROM notified) >= 0
 """
 
+# _FINISH_AND_CLAIM for several claims, each finish fenced by its own
+# claim row: (claim ids, return values) as two arrays. One row per claimed
+# job, or one of NULLs; the last column lists the claims finished.
+_FINISH_ALL_AND_CLAIM = f"""
+WITH outcome AS (
+    SELECT * FROM unnest(%s::bigint[], %s::jsonb[]) AS outcome(claim_id, return_value)
+), done AS (
+    DELETE FROM {{claimed}} AS own USING outcome WHERE own.id = outcome.claim_id
+    RETURNING own.id, own.job_id
+), finished AS (
+    UPDATE {{job}} AS job SET finished_at = %s, return_value = outcome.return_value
+    FROM done JOIN outcome ON outcome.claim_id = done.id
+    WHERE job.id = done.job_id RETURNING done.id AS claim_id, job.result_id, job.awaited
+), {_NOTIFY_AWAITED},{_CLAIM_STEPS}, next AS ({_STAMP}
+)
+SELECT next.*, (SELECT array_agg(claim_id) FROM finished) AS finished
+FROM (VALUES (1)) AS one LEFT JOIN next ON true
+WHERE (SELECT count(*) FROM notified) >= 0
+"""
+
 # One enqueue of jobs that are due and unlimited: insert them, make them
 # ready and wake idle listeners. The parts see one snapshot, so the ready
 # rows come from the job INSERT's RETURNING, not from the table.
@@ -272,6 +292,39 @@ class PostgreSQLDialect(Dialect):
             # and the worker's own claim does it if this one took nothing.
             positions.record(queue, after, result)
         return finished, result
+
+    def finish_all_and_claim(
+        self,
+        items: Sequence[tuple[int, int, Any]],
+        now: datetime,
+        then: NextClaimArgs | None,
+        stamp: ClaimTime,
+        *,
+        resume: bool = False,
+    ) -> tuple[list[bool], ClaimedRows]:
+        if then is None:
+            return super().finish_all_and_claim(items, now, then, stamp, resume=resume)
+        queue = then[1]
+        positions = self.claim_positions if resume else None
+        after = None if positions is None else positions.start(queue)
+        limit, _, process_id, worker_id = then
+        sql, params = self._claim_sql(
+            _FINISH_ALL_AND_CLAIM, queue, " AND EXISTS (SELECT 1 FROM done)", limit, after
+        )
+        claim_ids = [claim_id for claim_id, _, _ in items]
+        values = [self._json(value) for _, _, value in items]
+        with hot_cursor(self.connection) as cursor:
+            cursor.execute(
+                sql, [claim_ids, values, now, *params, process_id, stamp(), worker_id]
+            )
+            columns = _column_names(cursor)[:-2]
+            rows = cursor.fetchall()
+        done = set(rows[0][-1] or ()) if rows else set()
+        claimed = [row for row in rows if row[-2] is not None]
+        result = _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+        if positions is not None and done:
+            positions.record(queue, after, result)
+        return [claim_id in done for claim_id in claim_ids], result
 
     def finish_and_claim_in_one(
         self,

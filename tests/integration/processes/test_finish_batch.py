@@ -1,0 +1,147 @@
+"""Several successes written with one commit (``ClaimedExecution.finish_all``,
+a worker's Finisher): each finish fenced by its own claim, the next jobs
+claimed with it, and a failing batch written one by one (real database)."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from django.db import OperationalError
+from django.test import TransactionTestCase
+from django.utils import timezone
+
+from robust_queue.compat import TaskResultStatus
+from robust_queue.models import ClaimedExecution, Job, NextClaim, Process, ReadyExecution
+from robust_queue.processes.finisher import Finisher
+from robust_queue.processes.pool import Pool
+from testproject import tasks
+from tests.helpers import claim, wait_until
+
+
+def next_claim(process: Process, limit: int) -> NextClaim:
+    return NextClaim(None, (), (), process.pk, "worker-test", limit=limit)
+
+
+class FinishAllTests(TransactionTestCase):
+    def setUp(self) -> None:
+        self.process = Process.objects.create(kind="worker", name="worker-test", pid=1)
+
+    def test_each_job_gets_its_own_value_in_one_commit(self) -> None:
+        results = [tasks.add.enqueue(n, n) for n in range(3)]
+        rows = claim(3)
+        values = [{"n": 1}, None, [1, "two"]]
+        before = timezone.now()
+        finished = ClaimedExecution.finish_all(list(zip(rows, values, strict=True)))
+        self.assertEqual(finished, [True, True, True])
+        self.assertFalse(ClaimedExecution.objects.exists())
+        by_id = {row.job.result_id: value for row, value in zip(rows, values, strict=True)}
+        for result in results:
+            job = Job.objects.get(result_id=result.id)
+            self.assertEqual(job.return_value, by_id[result.id])
+            self.assertGreaterEqual(job.finished_at, before)
+            self.assertEqual(tasks.add.get_result(result.id).status, TaskResultStatus.SUCCESSFUL)
+
+    def test_a_claim_that_is_gone_is_not_finished_and_the_others_are(self) -> None:
+        results = [tasks.add.enqueue(n, n) for n in range(3)]
+        rows = claim(3)
+        ClaimedExecution.objects.filter(pk=rows[1].pk).delete()  # a prune, meanwhile
+        finished = ClaimedExecution.finish_all([(row, 7) for row in rows])
+        self.assertEqual(finished, [True, False, True])
+        gone = Job.objects.get(pk=rows[1].job_id)
+        self.assertIsNone(gone.finished_at)
+        self.assertIsNone(gone.return_value)
+        done = {r.id for r in results} - {gone.result_id}
+        self.assertEqual(
+            set(Job.objects.filter(finished_at__isnull=False).values_list("result_id", flat=True)),
+            done,
+        )
+
+    def test_the_next_jobs_are_claimed_with_the_finishes_in_priority_order(self) -> None:
+        for n in range(2):
+            tasks.add.enqueue(n, n)
+        rows = claim(2)
+        low = tasks.add.using(priority=-3).enqueue(9, 9)
+        high = [tasks.add.using(priority=5).enqueue(n, n) for n in range(2)]
+        then = next_claim(self.process, limit=2)
+        self.assertEqual(ClaimedExecution.finish_all([(row, 1) for row in rows], then), [True] * 2)
+        self.assertEqual([c.job.result_id for c in then.claimed], [r.id for r in high])
+        for following in then.claimed:
+            self.assertEqual(following.process_id, self.process.pk)
+            self.assertEqual(following.job.worker_ids, ["worker-test"])
+            self.assertTrue(ClaimedExecution.objects.filter(pk=following.pk).exists())
+        self.assertEqual(
+            list(ReadyExecution.objects.values_list("job__result_id", flat=True)), [low.id]
+        )
+
+    def test_nothing_is_claimed_when_no_claim_was_still_there(self) -> None:
+        tasks.add.enqueue(1, 1)
+        [row] = claim(1)
+        waiting = tasks.add.enqueue(2, 2)
+        ClaimedExecution.objects.filter(pk=row.pk).delete()
+        then = next_claim(self.process, limit=3)
+        self.assertEqual(ClaimedExecution.finish_all([(row, 1)], then), [False])
+        self.assertEqual(then.claimed, [])
+        self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+
+
+class FinisherTests(TransactionTestCase):
+    """A pool whose successes go to a Finisher: real threads, real jobs."""
+
+    def setUp(self) -> None:
+        self.process = Process.objects.create(kind="worker", name="worker-test", pid=1)
+        self.idle = 0
+
+    def _pool(self, then: bool = True) -> Pool:
+        def next_claims(n: int) -> NextClaim | None:
+            return next_claim(self.process, n) if then else None
+
+        finisher = Finisher(3, 0.05, using="default", next_claim=next_claims)
+        pool = Pool(3, using="default", on_idle=self._on_idle, hand_off=finisher.take)
+        finisher.start(pool)
+        self.addCleanup(pool.close)
+        self.addCleanup(finisher.stop, 5)
+        return pool
+
+    def _on_idle(self) -> None:
+        self.idle += 1
+
+    def _finished(self) -> int:
+        return Job.objects.filter(finished_at__isnull=False).count()
+
+    def test_every_job_finishes_once_and_the_finisher_claims_the_rest(self) -> None:
+        results = [tasks.add.enqueue(n, n) for n in range(12)]
+        pool = self._pool()
+        for row in claim(3, process=self.process):
+            pool.post(row)
+        wait_until(lambda: self._finished() == 12, timeout=30)
+        wait_until(lambda: pool.idle == 3, timeout=10)
+        for n, result in enumerate(results):
+            stored = tasks.add.get_result(result.id)
+            self.assertEqual((stored.status, stored.return_value), (TaskResultStatus.SUCCESSFUL, 2 * n))
+            self.assertEqual(stored.attempts, 1)
+        self.assertFalse(ClaimedExecution.objects.exists())
+
+    def test_without_a_claim_to_make_the_threads_go_idle(self) -> None:
+        for n in range(3):
+            tasks.add.enqueue(n, n)
+        waiting = tasks.add.enqueue(5, 5)
+        pool = self._pool(then=False)
+        for row in claim(3, process=self.process):
+            pool.post(row)
+        wait_until(lambda: self._finished() == 3 and pool.idle == 3, timeout=30)
+        self.assertGreaterEqual(self.idle, 1)
+        self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+
+    def test_a_batch_that_fails_is_written_one_by_one(self) -> None:
+        results = [tasks.add.enqueue(n, n) for n in range(3)]
+        pool = self._pool(then=False)
+        failing = mock.patch.object(
+            ClaimedExecution, "finish_all", side_effect=OperationalError("lost")
+        )
+        with failing as finish_all:
+            for row in claim(3, process=self.process):
+                pool.post(row)
+            wait_until(lambda: self._finished() == 3 and pool.idle == 3, timeout=30)
+        self.assertGreaterEqual(finish_all.call_count, 1)
+        for n, result in enumerate(results):
+            self.assertEqual(tasks.add.get_result(result.id).return_value, 2 * n)
