@@ -1,14 +1,16 @@
-"""A worker's finisher: writes its threads' successes together, one commit
-for several jobs, and claims the freed threads' next jobs with it.
+"""A worker's finisher: its threads' successes written together, one commit
+for several jobs, with the claims of those threads' next jobs.
 
-A job thread whose body succeeded hands the outcome here (``take``) and
-waits for its next job. The finisher writes what it holds once every
-running body has ended or ``window`` seconds after the first outcome came,
-at most ``size`` at a time, in one transaction: each finish fenced by its
-own claim row, as a thread's own finish is (``ClaimedExecution.finish_all``).
-If that write raises, each outcome is written on its own, as its thread
-would have written it (retried, replaced if refused, handed to the
-retrier), so a failing batch never loses or changes an outcome.
+A job thread whose body succeeded hands the outcome here (``write``) and
+waits for it to be written, as it waits for its own write otherwise. The
+finisher writes what it holds once every busy thread waits for it, or
+``window`` seconds after the first outcome came, at most ``size`` at a
+time, in one transaction: each finish fenced by its own claim row, as a
+thread's own finish is (``ClaimedExecution.finish_all``). Each thread then
+does what follows its write itself (signals, statistics, the attempt's
+log) and runs the job claimed for it. If the write raises, each thread
+writes its outcome on its own, knowing the batch may have committed; a
+failing batch never loses or changes an outcome.
 
 Failures and snoozes are never handed here: their threads write them.
 """
@@ -20,30 +22,28 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connections
 
 from .. import conf
 from ..models import ClaimedExecution, NextClaim
-from ..running.endings import DEFAULT_QUICK_TRIES, Defer, Ending
-from ..running.finalizing import Finalized, FinalizePostponed, recover
-
-if TYPE_CHECKING:
-    from .pool import Pool
+from ..running.finalizing import Finalized, recover
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(eq=False, slots=True)
-class Outcome:
-    """A success waiting to be written, and what follows its write."""
+class _Outcome:
+    """A success waiting to be written; ``written`` is set once it was
+    (``finalized`` None: it was not, or may not have been)."""
 
     claimed: ClaimedExecution
     stored: Any
-    ending: Ending
-    followed: Callable[[Finalized], None]
+    written: threading.Event = field(default_factory=threading.Event)
+    finalized: Finalized | None = None
+    then: NextClaim | None = None
 
 
 class Finisher:
@@ -54,51 +54,60 @@ class Finisher:
         *,
         using: str,
         next_claim: Callable[[int], NextClaim | None],
-        defer: Defer | None = None,
+        busy: Callable[[], int],
     ) -> None:
         self.size = size
         self.window = window
         self.using = using
-        # What to claim for n freed threads with the write (None: nothing).
+        # What to claim for n threads freed by a write (None: nothing).
         self.next_claim = next_claim
-        self.defer = defer
-        self.pool: Pool | None = None
-        self._outcomes: queue.SimpleQueue[Outcome | None] = queue.SimpleQueue()
+        # How many threads hold a job: once that many wait here, nothing
+        # more comes before this batch is written.
+        self.busy = busy
+        self._outcomes: queue.SimpleQueue[_Outcome | None] = queue.SimpleQueue()
+        # Guards _stopped: nothing is put after the stop's sentinel.
+        self._lock = threading.Lock()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="rq-finisher", daemon=True)
-
-    def start(self, pool: Pool) -> None:
-        self.pool = pool
         self._thread.start()
 
-    def take(self, claimed: ClaimedExecution, stored: Any, ending: Ending, followed: Any) -> bool:
-        """Take a success to write (``performing.HandOff``); False: its
-        thread writes it (finished jobs are deleted, or stopping)."""
-        if self._stopped or not conf.preserve_finished_jobs():
-            return False
-        self._outcomes.put(Outcome(claimed, stored, ending, followed))
-        return True
+    def write(
+        self, claimed: ClaimedExecution, stored: Any
+    ) -> tuple[Finalized | None, NextClaim | None]:
+        """Write ``claimed``'s success with others' and wait for it: how it
+        was written (None: it was not, the caller writes it, in doubt) and
+        what was claimed for this thread with it."""
+        outcome = _Outcome(claimed, stored)
+        with self._lock:
+            if self._stopped or not conf.preserve_finished_jobs():
+                return None, None
+            self._outcomes.put(outcome)
+        outcome.written.wait()
+        return outcome.finalized, outcome.then
 
     def stop(self, timeout: float) -> None:
         """Write what is held, then end (within ``timeout`` seconds)."""
-        self._stopped = True
-        self._outcomes.put(None)
+        with self._lock:
+            self._stopped = True
+            self._outcomes.put(None)
         self._thread.join(timeout)
 
     def _run(self) -> None:
         try:
-            while (first := self._outcomes.get()) is not None:
-                batch, last = self._gather(first)
-                self._write(batch)
-                if last:
-                    break
+            stopping = False
+            while not stopping and (first := self._outcomes.get()) is not None:
+                batch, stopping = self._gather(first)
+                try:
+                    self._write(batch)
+                finally:
+                    for outcome in batch:
+                        outcome.written.set()
         finally:
             connections.close_all()
 
-    def _gather(self, first: Outcome) -> tuple[list[Outcome], bool]:
+    def _gather(self, first: _Outcome) -> tuple[list[_Outcome], bool]:
         """``first`` and what comes within the window; and whether the
         stop came (the batch is then the last)."""
-        assert self.pool is not None
         batch = [first]
         deadline = time.monotonic() + self.window
         while len(batch) < self.size:
@@ -106,8 +115,7 @@ class Finisher:
                 outcome = self._outcomes.get_nowait()
             except queue.Empty:
                 left = deadline - time.monotonic()
-                # Nothing more is coming soon: every body has ended.
-                if left <= 0 or self.pool.running_bodies() == 0:
+                if left <= 0 or len(batch) >= self.busy():
                     break
                 try:
                     outcome = self._outcomes.get(timeout=left)
@@ -118,49 +126,23 @@ class Finisher:
             batch.append(outcome)
         return batch, False
 
-    def _write(self, batch: list[Outcome]) -> None:
-        assert self.pool is not None
+    def _write(self, batch: list[_Outcome]) -> None:
         then = self.next_claim(len(batch))
         try:
             finished = ClaimedExecution.finish_all([(o.claimed, o.stored) for o in batch], then)
-        except Exception as exc:  # noqa: BLE001 - each outcome is then written on its own
+        except Exception as exc:  # noqa: BLE001 - each thread then writes its own
             logger.debug("Writing %d outcomes together failed: %r", len(batch), exc)
             recover(self.using)
-            for outcome in batch:
-                self._write_one(outcome)
-                self.pool.settle(outcome.claimed.pk, None)
             return
         claimed = then.claimed if then is not None else []
         for n, (outcome, done) in enumerate(zip(batch, finished, strict=True)):
-            self._follow(outcome, Finalized.RECORDED if done else Finalized.SKIPPED)
-            self.pool.settle(outcome.claimed.pk, claimed[n] if n < len(claimed) else None)
-
-    def _write_one(self, outcome: Outcome) -> None:
-        """As its thread would write it (``endings.finalize``), knowing
-        that the batch's write may have committed (in doubt)."""
-        record = outcome.ending.record
-        try:
-            finalized = record(DEFAULT_QUICK_TRIES if self.defer else None, True)
-        except FinalizePostponed:
-            assert self.defer is not None
-            self.defer(
-                outcome.claimed, outcome.ending.did(), lambda: outcome.followed(record(1, True))
-            )
-            return
-        except Exception:  # noqa: BLE001 - logged; the claim stays for the supervisor
-            logger.exception(
-                "Job %s could not be finalized; it stays claimed until its "
-                "process is failed by the supervisor",
-                outcome.claimed.job_id,
-            )
-            return
-        self._follow(outcome, finalized)
-
-    def _follow(self, outcome: Outcome, finalized: Finalized) -> None:
-        try:
-            outcome.followed(finalized)
-        except Exception:  # noqa: BLE001 - the outcome is recorded; logged
-            logger.exception(
-                "Job %s: its outcome is recorded, but what followed raised",
-                outcome.claimed.job_id,
-            )
+            outcome.finalized = Finalized.RECORDED if done else Finalized.SKIPPED
+            if n < len(claimed) and then is not None:
+                outcome.then = NextClaim(
+                    then.queue_name,
+                    then.exclude_queues,
+                    then.paused_tasks,
+                    then.process_id,
+                    then.worker_id,
+                    claimed=[claimed[n]],
+                )

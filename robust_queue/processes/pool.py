@@ -19,9 +19,14 @@ from django.db import connections
 
 from ..models import ClaimedExecution, NextClaim
 from ..running.endings import Defer
-from ..running.performing import Guard, HandOff, perform
+from ..running.finalizing import Finalized
+from ..running.performing import Guard, perform
 
 logger = logging.getLogger(__name__)
+
+# A success written by the Finisher: how, and the claim made with it for
+# this thread (its ``claimed``), if any.
+Written = tuple["Finalized | None", "NextClaim | None"]
 
 
 class Pool:
@@ -35,7 +40,7 @@ class Pool:
         next_claim: Callable[[], NextClaim | None] | None = None,
         keeps_claiming: Callable[[], bool] | None = None,
         defer: Defer | None = None,
-        hand_off: HandOff | None = None,
+        hand_off: Callable[[ClaimedExecution, Any], Written] | None = None,
     ) -> None:
         self.size = size
         self.using = using
@@ -50,8 +55,8 @@ class Pool:
         # takes new work (the worker's retrier); its claim stays in
         # _finalizing until it is written.
         self.defer = defer
-        # Where a success goes to be written with others (the worker's
-        # Finisher); it claims the thread's next job and calls settle().
+        # Writes a success with other threads' (the worker's Finisher),
+        # and claims this thread's next job with it.
         self.hand_off = hand_off
         # Set once shutdown gave claims back: nothing starts after that.
         self._closed = False
@@ -155,7 +160,6 @@ class Pool:
         while claimed is not None:
             asked: list[NextClaim] = []
             recorded: list[bool] = []
-            handed: list[bool] = []
             try:
                 perform(
                     claimed,
@@ -164,42 +168,25 @@ class Pool:
                     on_recorded=partial(self._recorded, claimed.pk, recorded),
                     then=None if self.hand_off else partial(self._ask_next_claim, asked),
                     defer=self.defer,
-                    hand_off=None if self.hand_off is None else partial(self._hand, handed),
+                    hand_off=None if self.hand_off is None else partial(self._hand, asked),
                 )
             except Exception:  # noqa: BLE001 - a failure past perform()'s own handling is logged
                 self._log_failure(claimed, recorded=bool(recorded))
             finally:
                 self._keep_connection_healthy()
-                following = None
-                # A success handed on holds its thread's place until the
-                # finisher has written it (settle()).
-                if not handed:
-                    following = self._take_over(claimed.pk, asked[0].claimed if asked else [])
-                    if following is None:
-                        self.on_idle()
+                following = self._take_over(claimed.pk, asked[0].claimed if asked else [])
+                if following is None:
+                    self.on_idle()
             claimed = following if following is not None else self._jobs.get()
         connections.close_all()
 
-    def _hand(self, handed: list[bool], *outcome: Any) -> bool:
+    def _hand(self, asked: list[NextClaim], claimed: ClaimedExecution, stored: Any) -> Any:
+        """``hand_off``, keeping what it claimed for this thread in ``asked``."""
         assert self.hand_off is not None
-        if self.hand_off(*outcome):
-            handed.append(True)
-        return bool(handed)
-
-    def settle(self, ended: int, following: ClaimedExecution | None) -> None:
-        """Claim ``ended``, handed on, is written: its place goes to
-        ``following`` (claimed with the write), which a waiting thread
-        runs; or, without one, the place is idle."""
-        with self._lock:
-            if following is not None and not self._closed and self.keeps_claiming():
-                self._end(ended)
-                self._running_claims.add(following.pk)
-                self._jobs.put(following)
-                return
-        self._give_back([] if following is None else [following])
-        with self._lock:
-            self._end(ended)
-        self.on_idle()
+        written, then = self.hand_off(claimed, stored)
+        if then is not None:
+            asked.append(then)
+        return written
 
     def _ask_next_claim(self, asked: list[NextClaim]) -> NextClaim | None:
         """What to claim with this finish: asked as the body has succeeded,
@@ -224,18 +211,14 @@ class Pool:
                 self._end(ended)
                 self._running_claims.add(following.pk)
                 return following
-        self._give_back(claimed)
-        with self._lock:
-            self._end(ended)
-        return None
-
-    def _give_back(self, claimed: list[ClaimedExecution]) -> None:
-        """Give back jobs claimed as the worker stopped, their bodies not run."""
         for unwanted in claimed:
             try:
                 unwanted.release()
             except Exception:  # logged; the shutdown's release gives it back
                 logger.exception("Giving back job %s claimed at shutdown failed", unwanted.job_id)
+        with self._lock:
+            self._end(ended)
+        return None
 
     def _end(self, claim_pk: int) -> None:
         """Claim ``claim_pk`` no longer holds its thread (under the lock)."""

@@ -100,14 +100,6 @@ class Worker(Runnable):
         self.retrier = FinalizeRetrier(
             self.config.max_pending_finalizes, name=self.name, on_settled=self.wakeup.wake
         )
-        if self.config.finish_batch > 1:
-            self.finisher = Finisher(
-                self.config.finish_batch,
-                self.config.finish_window,
-                using=self.using,
-                next_claim=self._next_claims,
-                defer=self.retrier.defer,
-            )
         self.pool = Pool(
             self.config.threads,
             using=self.using,
@@ -116,10 +108,16 @@ class Worker(Runnable):
             next_claim=self._next_claim,
             keeps_claiming=self._keeps_claiming,
             defer=self.retrier.defer,
-            hand_off=None if self.finisher is None else self.finisher.take,
         )
-        if self.finisher is not None:
-            self.finisher.start(self.pool)
+        if self.config.finish_batch > 1:
+            self.finisher = Finisher(
+                self.config.finish_batch,
+                self.config.finish_window,
+                using=self.using,
+                next_claim=self._next_claims,
+                busy=self.pool.live,
+            )
+            self.pool.hand_off = self.finisher.write
         if self.config.listen and Listener.is_supported(self.using):
             self.listener = start_listener(
                 self.using, self.name, self._notified, self.heartbeat.failed

@@ -87,19 +87,21 @@ def finalize(
     record: Record,
     after: Callable[[Finalized], None],
     handoff: tuple[Defer | None, Callable[[], str]],
+    in_doubt: bool = False,
 ) -> bool:
     """Write the outcome (``record``), then do what follows it (``after``).
 
     ``handoff``: (perform()'s ``defer``, what the body did). With a
     ``defer`` a write that keeps failing goes there, ``after`` with it.
+    ``in_doubt``: an earlier write of it raised, and may have committed.
     True unless the claim was found gone.
     """
     defer, did = handoff
     if defer is None:
-        finalized = record(None, False)
+        finalized = record(None, in_doubt)
     else:
         try:
-            finalized = record(DEFAULT_QUICK_TRIES, False)
+            finalized = record(DEFAULT_QUICK_TRIES, in_doubt)
         except FinalizePostponed:
             # One try per resume: the retrier serves every pending finalize.
             defer(claimed, did(), lambda: after(record(1, True)))

@@ -48,10 +48,10 @@ class Body:
 
 # Runs a job's body: (claim, task, body) -> the body's value.
 Guard = Callable[["ClaimedExecution", "Task[..., Any]", Body], Any]
-# Takes a success to write later with others (a worker's Finisher):
-# (claim, the value as stored, the ending, what follows the write) ->
-# whether it took it; False: the thread writes it itself.
-HandOff = Callable[["ClaimedExecution", Any, Ending, Callable[[Finalized], None]], bool]
+# Writes a success together with other threads' (a worker's Finisher):
+# (claim, the value as stored) -> how it was written, once it was; None:
+# not written, the thread writes it itself (it may have been: in doubt).
+HandOff = Callable[["ClaimedExecution", Any], "Finalized | None"]
 
 
 def perform(
@@ -76,8 +76,8 @@ def perform(
     with the same commit (``NextClaim``); not asked on any other outcome.
     ``defer``: where a finalize that keeps failing goes (``Defer``), so
     this thread is free; without it the write is retried here.
-    ``hand_off``: where a success may go to be written with others
-    (``HandOff``); its write and what follows it then happen there.
+    ``hand_off``: writes a success with other threads' (``HandOff``);
+    what follows the write still happens here.
     """
     job = claimed.job
     on_outcome, on_recorded = on_outcome or _nothing, on_recorded or _nothing
@@ -158,8 +158,9 @@ def _perform_task(
 
         return followed
 
-    def finish(ending: Ending) -> bool:
-        return finalize(claimed, ending.record, followed_by(ending), (defer, ending.did))
+    def finish(ending: Ending, in_doubt: bool = False) -> bool:
+        followed = followed_by(ending)
+        return finalize(claimed, ending.record, followed, (defer, ending.did), in_doubt)
 
     try:
         value = _run(claimed, task, result, guard)
@@ -177,9 +178,13 @@ def _perform_task(
     on_outcome()
     ending = succeeded(claimed, stored, then() if then is not None else None)
     ending = ending if stored is value else replace(ending, value=value)
-    if hand_off is not None and hand_off(claimed, stored, ending, followed_by(ending)):
-        return True
-    return finish(ending)
+    if hand_off is None:
+        return finish(ending)
+    written = hand_off(claimed, stored)
+    if written is None:
+        return finish(ending, in_doubt=True)
+    followed_by(ending)(written)
+    return written is not Finalized.SKIPPED
 
 
 def _settle_as(

@@ -314,9 +314,7 @@ class PostgreSQLDialect(Dialect):
         claim_ids = [claim_id for claim_id, _, _ in items]
         values = [self._json(value) for _, _, value in items]
         with hot_cursor(self.connection) as cursor:
-            cursor.execute(
-                sql, [claim_ids, values, now, *params, process_id, stamp(), worker_id]
-            )
+            cursor.execute(sql, [claim_ids, values, now, *params, process_id, stamp(), worker_id])
             columns = _column_names(cursor)[:-2]
             rows = cursor.fetchall()
         done = set(rows[0][-1] or ()) if rows else set()

@@ -4,6 +4,7 @@ claimed with it, and a failing batch written one by one (real database)."""
 
 from __future__ import annotations
 
+from typing import Any
 from unittest import mock
 
 from django.db import OperationalError
@@ -95,9 +96,9 @@ class FinisherTests(TransactionTestCase):
         def next_claims(n: int) -> NextClaim | None:
             return next_claim(self.process, n) if then else None
 
-        finisher = Finisher(3, 0.05, using="default", next_claim=next_claims)
-        pool = Pool(3, using="default", on_idle=self._on_idle, hand_off=finisher.take)
-        finisher.start(pool)
+        pool = Pool(3, using="default", on_idle=self._on_idle)
+        finisher = Finisher(3, 0.05, using="default", next_claim=next_claims, busy=pool.live)
+        pool.hand_off = finisher.write
         self.addCleanup(pool.close)
         self.addCleanup(finisher.stop, 5)
         return pool
@@ -111,13 +112,26 @@ class FinisherTests(TransactionTestCase):
     def test_every_job_finishes_once_and_the_finisher_claims_the_rest(self) -> None:
         results = [tasks.add.enqueue(n, n) for n in range(12)]
         pool = self._pool()
-        for row in claim(3, process=self.process):
-            pool.post(row)
-        wait_until(lambda: self._finished() == 12, timeout=30)
-        wait_until(lambda: pool.idle == 3, timeout=10)
+        sizes: list[int] = []
+        finish_all = ClaimedExecution.finish_all
+
+        def spy(outcomes: list[Any], then: NextClaim | None = None) -> list[bool]:
+            sizes.append(len(outcomes))
+            return finish_all(outcomes, then)
+
+        with mock.patch.object(ClaimedExecution, "finish_all", spy):
+            for row in claim(3, process=self.process):
+                pool.post(row)
+            wait_until(lambda: self._finished() == 12, timeout=30)
+            wait_until(lambda: pool.idle == 3, timeout=10)
+        # Written together, and the threads ran what was claimed for them.
+        self.assertEqual(sum(sizes), 12)
+        self.assertLess(len(sizes), 12)
         for n, result in enumerate(results):
             stored = tasks.add.get_result(result.id)
-            self.assertEqual((stored.status, stored.return_value), (TaskResultStatus.SUCCESSFUL, 2 * n))
+            self.assertEqual(
+                (stored.status, stored.return_value), (TaskResultStatus.SUCCESSFUL, 2 * n)
+            )
             self.assertEqual(stored.attempts, 1)
         self.assertFalse(ClaimedExecution.objects.exists())
 
