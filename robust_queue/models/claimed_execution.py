@@ -15,7 +15,7 @@ from django.utils import timezone
 from .. import conf, signals
 from ..exceptions import JobCancelledError, TaskTimeoutError
 from . import claims_in_doubt
-from .attempt_history import ATTEMPT, WORKER_ID, stamped
+from .attempt_history import ATTEMPT, WORKER_ID, stamped, stored_worker_ids
 from .blocked_execution import BlockedExecution
 from .claims_in_doubt import Stamp, claiming
 from .clock import database_now
@@ -335,14 +335,18 @@ class ClaimedExecution(Execution):
         exc = JobCancelledError(f"Job {self.job.result_id} was cancelled while running.")
         return self.fail(error_record(exc))
 
-    def release(self) -> bool:
+    def release(self, *, started: bool = True) -> bool:
         """Give the job back to ready without counting a failure.
 
-        A job asked to cancel is failed as cancelled instead.
+        A job asked to cancel is failed as cancelled instead. ``started``
+        False: its body never ran (claimed as the worker stopped), so this
+        claim does not count as an attempt: its worker id is taken off.
         """
         using = self._state.db or "default"
         with transaction.atomic(using=using):
             taken = self._take_to_run_again(using)
+            if taken and not started:
+                self._uncount(using)
             if taken:
                 # The job keeps the concurrency slot it was claimed with.
                 Job.objects.using(using).dispatch_all(
@@ -354,6 +358,13 @@ class ClaimedExecution(Execution):
             # Neither an attempt's outcome nor a failure: its own counter.
             record_jobs([(self.job.queue_name, self.job.task_path)], using=using, column="released")
         return taken
+
+    def _uncount(self, using: str) -> None:
+        """Take this claim's worker id off its job (the last one: the
+        claim appended it, and the job has been this claim's since)."""
+        worker_ids = stored_worker_ids(self.job.worker_ids)[:-1]
+        Job.objects.using(using).filter(pk=self.job_id).update(worker_ids=worker_ids)
+        self.job.worker_ids = worker_ids
 
     def _release_slot(self, using: str) -> None:
         # After commit: a failure here must not undo the finalization;

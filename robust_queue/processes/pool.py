@@ -213,7 +213,7 @@ class Pool:
                 return following
         for unwanted in claimed:
             try:
-                unwanted.release()
+                unwanted.release(started=False)
             except Exception:  # logged; the shutdown's release gives it back
                 logger.exception("Giving back job %s claimed at shutdown failed", unwanted.job_id)
         with self._lock:

@@ -84,6 +84,7 @@ class Worker(Runnable):
             "polling_interval": self.config.polling_interval,
             "max_jobs": self.config.max_jobs,
             "max_memory": self.config.max_memory,
+            "finish_batch": self.config.finish_batch,
         }
 
     def boot(self) -> None:

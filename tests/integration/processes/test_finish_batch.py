@@ -159,3 +159,16 @@ class FinisherTests(TransactionTestCase):
         self.assertGreaterEqual(finish_all.call_count, 1)
         for n, result in enumerate(results):
             self.assertEqual(tasks.add.get_result(result.id).return_value, 2 * n)
+
+
+class ReleaseUnstartedTests(TransactionTestCase):
+    def test_a_claim_given_back_unstarted_is_not_an_attempt(self) -> None:
+        result = tasks.add.enqueue(1, 2)
+        [first] = claim(1, worker_id="w-1")
+        self.assertIs(first.release(), True)  # it ran (a shutdown past its timeout)
+        [second] = claim(1, worker_id="w-2")
+        self.assertIs(second.release(started=False), True)  # claimed as the worker stopped
+        job = Job.objects.get(result_id=result.id)
+        self.assertEqual(job.worker_ids, ["w-1"])
+        self.assertTrue(ReadyExecution.objects.filter(job=job).exists())
+        self.assertEqual(tasks.add.get_result(result.id).attempts, 1)
