@@ -3,8 +3,9 @@ for several jobs, with the claims of those threads' next jobs.
 
 A job thread whose body succeeded hands the outcome here (``write``) and
 waits for it to be written, as it waits for its own write otherwise. The
-finisher writes what it holds once every busy thread waits for it, or
-``window`` seconds after the first outcome came, at most ``size`` at a
+finisher writes what it holds once no other job that started less than
+``window`` seconds ago is still running (a longer one is not waited for),
+or ``window`` seconds after the first outcome came, at most ``size`` at a
 time, in one transaction: each finish fenced by its own claim row, as a
 thread's own finish is (``ClaimedExecution.finish_all``). Each thread then
 does what follows its write itself (signals, statistics, the attempt's
@@ -23,13 +24,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections
 
 from .. import conf
 from ..models import ClaimedExecution, NextClaim
 from ..running.finalizing import Finalized, recover
+
+if TYPE_CHECKING:
+    from .pool import Pool
 
 logger = logging.getLogger(__name__)
 
@@ -54,16 +58,16 @@ class Finisher:
         *,
         using: str,
         next_claim: Callable[[int], NextClaim | None],
-        busy: Callable[[], int],
+        pool: Pool,
     ) -> None:
         self.size = size
         self.window = window
         self.using = using
         # What to claim for n threads freed by a write (None: nothing).
         self.next_claim = next_claim
-        # How many threads hold a job: once that many wait here, nothing
-        # more comes before this batch is written.
-        self.busy = busy
+        # Whose threads hand their successes here: how many may come soon
+        # (Pool.started_within); a body running for longer is not waited for.
+        self.pool = pool
         self._outcomes: queue.SimpleQueue[_Outcome | None] = queue.SimpleQueue()
         # Guards _stopped: nothing is put after the stop's sentinel.
         self._lock = threading.Lock()
@@ -115,7 +119,8 @@ class Finisher:
                 outcome = self._outcomes.get_nowait()
             except queue.Empty:
                 left = deadline - time.monotonic()
-                if left <= 0 or len(batch) >= self.busy():
+                held = [o.claimed.pk for o in batch]
+                if left <= 0 or self.pool.started_within(self.window, held) == 0:
                     break
                 try:
                     outcome = self._outcomes.get(timeout=left)
@@ -134,6 +139,7 @@ class Finisher:
             logger.debug("Writing %d outcomes together failed: %r", len(batch), exc)
             recover(self.using)
             return
+        self.pool.touch([o.claimed.pk for o in batch])
         claimed = then.claimed if then is not None else []
         for n, (outcome, done) in enumerate(zip(batch, finished, strict=True)):
             outcome.finalized = Finalized.RECORDED if done else Finalized.SKIPPED

@@ -11,7 +11,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
 
@@ -65,6 +65,8 @@ class Pool:
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
         # Claims posted and not yet ended, by pk: the busy count too.
         self._running_claims: set[int] = set()
+        # When each of them came to its thread (time.monotonic()).
+        self._since: dict[int, float] = {}
         self._lock = threading.Lock()
         # Claims whose outcome is known but not yet written (or never will
         # be): shutdown must not give them back to ready.
@@ -123,6 +125,7 @@ class Pool:
     def post(self, claimed: ClaimedExecution) -> None:
         with self._lock:
             self._running_claims.add(claimed.pk)
+            self._since[claimed.pk] = time.monotonic()
         self._jobs.put(claimed)
 
     def abandon(self, claim_pk: int) -> None:
@@ -145,6 +148,27 @@ class Pool:
 
     def _still_running(self) -> bool:
         return self.live() > 0
+
+    def started_within(self, seconds: float, besides: Collection[int]) -> int:
+        """Claims, ``besides`` these, that came to their thread (or were
+        written, ``touch``) less than ``seconds`` ago: the outcomes likely
+        to come that soon. A body running for longer is not counted."""
+        after = time.monotonic() - seconds
+        with self._lock:
+            return sum(
+                1
+                for pk, since in self._since.items()
+                if since > after and pk not in besides and pk not in self._abandoned
+            )
+
+    def touch(self, claim_pks: Collection[int]) -> None:
+        """These claims' outcomes are written: their threads take their
+        next jobs now, soon to end again (``started_within``)."""
+        now = time.monotonic()
+        with self._lock:
+            for pk in claim_pks:
+                if pk in self._since:
+                    self._since[pk] = now
 
     def live(self) -> int:
         """Running jobs, abandoned threads aside."""
@@ -210,6 +234,7 @@ class Pool:
             if following is not None and not self._closed and self.keeps_claiming():
                 self._end(ended)
                 self._running_claims.add(following.pk)
+                self._since[following.pk] = time.monotonic()
                 return following
         for unwanted in claimed:
             try:
@@ -224,6 +249,7 @@ class Pool:
         """Claim ``claim_pk`` no longer holds its thread (under the lock)."""
         self._abandoned.discard(claim_pk)
         self._running_claims.discard(claim_pk)
+        self._since.pop(claim_pk, None)
 
     def _mark_finalizing(self, claim_pk: int) -> None:
         with self._lock:

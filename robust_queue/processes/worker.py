@@ -116,7 +116,7 @@ class Worker(Runnable):
                 self.config.finish_window,
                 using=self.using,
                 next_claim=self._next_claims,
-                busy=self.pool.live,
+                pool=self.pool,
             )
             self.pool.hand_off = self.finisher.write
         if self.config.listen and Listener.is_supported(self.using):

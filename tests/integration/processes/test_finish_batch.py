@@ -92,12 +92,12 @@ class FinisherTests(TransactionTestCase):
         self.process = Process.objects.create(kind="worker", name="worker-test", pid=1)
         self.idle = 0
 
-    def _pool(self, then: bool = True) -> Pool:
+    def _pool(self, then: bool = True, window: float = 0.05) -> Pool:
         def next_claims(n: int) -> NextClaim | None:
             return next_claim(self.process, n) if then else None
 
         pool = Pool(3, using="default", on_idle=self._on_idle)
-        finisher = Finisher(3, 0.05, using="default", next_claim=next_claims, busy=pool.live)
+        finisher = Finisher(3, window, using="default", next_claim=next_claims, pool=pool)
         pool.hand_off = finisher.write
         self.addCleanup(pool.close)
         self.addCleanup(finisher.stop, 5)
@@ -145,6 +145,22 @@ class FinisherTests(TransactionTestCase):
         wait_until(lambda: self._finished() == 3 and pool.idle == 3, timeout=30)
         self.assertGreaterEqual(self.idle, 1)
         self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+
+    def test_a_long_running_job_is_not_waited_for(self) -> None:
+        """With a window of 0.3 s, 30 short jobs beside one of 3 s finish
+        long before it: its thread would not hand anything on soon."""
+        long = tasks.sleep_for.enqueue(3)
+        [row] = claim(1, process=self.process)
+        pool = self._pool(window=0.3)
+        pool.post(row)
+        for n in range(30):
+            tasks.add.enqueue(n, n)
+        for row in claim(2, process=self.process):
+            pool.post(row)
+        # Waited for, each would take a window: 30 x 0.3 s over 2 threads.
+        wait_until(lambda: self._finished() == 30, timeout=2.5)
+        self.assertIsNone(Job.objects.get(result_id=long.id).finished_at)
+        wait_until(lambda: self._finished() == 31, timeout=10)
 
     def test_a_batch_that_fails_is_written_one_by_one(self) -> None:
         results = [tasks.add.enqueue(n, n) for n in range(3)]
