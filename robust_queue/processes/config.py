@@ -49,7 +49,8 @@ class WorkerConfig:
     # Successes written together, one commit for up to this many (with
     # the next jobs' claim), waiting at most finish_window seconds for
     # more once one came (finisher.py). 1: each thread writes its own.
-    finish_batch: int = 1
+    # A batch never holds more than one success per thread.
+    finish_batch: int = 10
     finish_window: float = 0.002
 
     def validate(self) -> list[str]:

@@ -18,9 +18,9 @@ from tests.helpers import wait_until
 
 from .support import Supervisor
 
-BATCHED = [
-    {"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05, "finish_batch": 3}
-]
+WORKER = {"queues": ["*"], "threads": 3, "processes": 2, "polling_interval": 0.05}
+# Batched (the default) and each thread writing its own.
+BATCHES = (10, 1)
 
 
 def finished() -> int:
@@ -33,10 +33,26 @@ class FinishBatchTests(TransactionTestCase):
         self.assertEqual(list(repeated), [])
 
     def test_every_job_finishes_once_with_its_own_value(self) -> None:
+        for batch in BATCHES:
+            with self.subTest(finish_batch=batch):
+                self.drain_once(batch)
+                self.forget_rows()
+
+    def test_a_stop_mid_drain_leaves_each_job_finished_or_ready(self) -> None:
+        for batch in BATCHES:
+            with self.subTest(finish_batch=batch):
+                self.stop_mid_drain(batch)
+                self.forget_rows()
+
+    def forget_rows(self) -> None:
+        Job.objects.all().delete()
+        LedgerEntry.objects.all().delete()
+
+    def drain_once(self, batch: int) -> None:
         calls = [(tasks.record, (f"job-{i}",), {}) for i in range(300)]
         calls += [(tasks.fail, ("expected",), {}) for _ in range(10)]
         robust_queue.enqueue_all(calls)
-        supervisor = Supervisor(self, workers=BATCHED)
+        supervisor = Supervisor(self, workers=[{**WORKER, "finish_batch": batch}])
         wait_until(lambda: finished() == 300, timeout=120)
         wait_until(lambda: Job.objects.failed().count() == 10, timeout=30)
         supervisor.send(signal.SIGTERM)
@@ -51,9 +67,9 @@ class FinishBatchTests(TransactionTestCase):
         self.assertFalse(ClaimedExecution.objects.exists())
         self.assertFalse(Process.objects.exists())
 
-    def test_a_stop_mid_drain_leaves_each_job_finished_or_ready(self) -> None:
+    def stop_mid_drain(self, batch: int) -> None:
         robust_queue.enqueue_all([(tasks.record, (f"job-{i}", 0.002), {}) for i in range(3000)])
-        supervisor = Supervisor(self, workers=BATCHED)
+        supervisor = Supervisor(self, workers=[{**WORKER, "finish_batch": batch}])
         wait_until(lambda: finished() >= 200, timeout=120)
         supervisor.send(signal.SIGTERM)
         self.assertEqual(supervisor.wait(timeout=30), 0, supervisor.output())
@@ -62,8 +78,10 @@ class FinishBatchTests(TransactionTestCase):
         self.assertFalse(ClaimedExecution.objects.exists())
         self.assertEqual(LedgerEntry.objects.count(), done)
         # A job given back did not count as an attempt: it runs once more.
-        Supervisor(self, workers=BATCHED)
+        second = Supervisor(self, workers=[{**WORKER, "finish_batch": batch}])
         wait_until(lambda: finished() == 3000, timeout=180)
+        second.send(signal.SIGTERM)
+        self.assertEqual(second.wait(timeout=30), 0, second.output())
         self.assertEqual(LedgerEntry.objects.count(), 3000)
         self.assert_each_ran_once()
         runs = Counter(len(ids) for ids in Job.objects.values_list("worker_ids", flat=True))

@@ -10,9 +10,9 @@ from robust_queue.processes.config import SupervisorConfig, WorkerConfig
 
 
 class FinishBatchConfigTests(SimpleTestCase):
-    def test_off_by_default(self) -> None:
+    def test_on_by_default(self) -> None:
         worker = SupervisorConfig.from_settings().workers[0]
-        self.assertEqual((worker.finish_batch, worker.finish_window), (1, 0.002))
+        self.assertEqual((worker.finish_batch, worker.finish_window), (10, 0.002))
 
     @override_settings(ROBUST_QUEUE={"workers": [{"finish_batch": 6, "finish_window": 0.01}]})
     def test_the_settings_are_read(self) -> None:
