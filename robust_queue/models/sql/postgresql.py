@@ -303,7 +303,10 @@ class PostgreSQLDialect(Dialect):
         resume: bool = False,
     ) -> tuple[list[bool], ClaimedRows]:
         if then is None:
-            return super().finish_all_and_claim(items, now, then, stamp, resume=resume)
+            # Nothing to claim, in the same one statement (its NOTIFY of
+            # awaited jobs included): a claim of none.
+            then = (0, self.claim_filter(None, (), None), None, "")
+            resume = False
         queue = then[1]
         positions = self.claim_positions if resume else None
         after = None if positions is None else positions.start(queue)

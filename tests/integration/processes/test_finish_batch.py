@@ -5,14 +5,16 @@ claimed with it, and a failing batch written one by one (real database)."""
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
+from unittest import mock, skipUnless
 
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import TransactionTestCase
 from django.utils import timezone
 
 from robust_queue.compat import TaskResultStatus
 from robust_queue.models import ClaimedExecution, Job, NextClaim, Process, ReadyExecution
+from robust_queue.models.sql.finish_probe import FINISHED_CHANNEL
+from robust_queue.models.sql.listen_target import listen_route
 from robust_queue.processes.finisher import Finisher
 from robust_queue.processes.pool import Pool
 from testproject import tasks
@@ -83,6 +85,28 @@ class FinishAllTests(TransactionTestCase):
         self.assertEqual(ClaimedExecution.finish_all([(row, 1)], then), [False])
         self.assertEqual(then.claimed, [])
         self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+
+
+@skipUnless(connection.vendor == "postgresql", "NOTIFY is PostgreSQL's")
+class FinishAllNotifyTests(TransactionTestCase):
+    """A waiter of an awaited job hears its finish, written in a batch."""
+
+    def test_awaited_jobs_finished_together_are_announced(self) -> None:
+        import psycopg  # only where PostgreSQL runs
+
+        process = Process.objects.create(kind="worker", name="worker-test", pid=1)
+        for then in (None, next_claim(process, limit=1)):
+            with self.subTest(claims=then is not None):
+                results = [tasks.add.enqueue(n, n) for n in range(2)]
+                rows = claim(2)
+                Job.objects.filter(result_id__in=[r.id for r in results]).update(awaited=True)
+                params = listen_route("default").params
+                assert params is not None
+                with psycopg.connect(**params, autocommit=True) as listener:
+                    listener.execute(f"LISTEN {FINISHED_CHANNEL}")
+                    ClaimedExecution.finish_all([(row, 1) for row in rows], then)
+                    heard = {n.payload for n in listener.notifies(timeout=5, stop_after=2)}
+                self.assertEqual(heard, {r.id for r in results})
 
 
 class FinisherTests(TransactionTestCase):
