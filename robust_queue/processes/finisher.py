@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# How often a thread waiting for its write checks that the finisher lives.
+_ALIVE_CHECK = 1.0
+
 
 @dataclass(eq=False, slots=True)
 class _Outcome:
@@ -86,7 +89,9 @@ class Finisher:
             if self._stopped or not conf.preserve_finished_jobs():
                 return None, None
             self._outcomes.put(outcome)
-        outcome.written.wait()
+        while not outcome.written.wait(_ALIVE_CHECK):
+            if not self._thread.is_alive():
+                return None, None  # Never written by it: this thread writes it.
         return outcome.finalized, outcome.then
 
     def stop(self, timeout: float) -> None:
@@ -103,6 +108,8 @@ class Finisher:
                 batch, stopping = self._gather(first)
                 try:
                     self._write(batch)
+                except Exception:  # logged; each thread then writes its own
+                    logger.exception("The finisher could not write %d outcome(s)", len(batch))
                 finally:
                     for outcome in batch:
                         outcome.written.set()

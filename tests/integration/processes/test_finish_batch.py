@@ -116,8 +116,12 @@ class FinisherTests(TransactionTestCase):
         self.process = Process.objects.create(kind="worker", name="worker-test", pid=1)
         self.idle = 0
 
-    def _pool(self, then: bool = True, window: float = 0.05) -> Pool:
+    def _pool(self, then: bool | None = True, window: float = 0.05) -> Pool:
+        """``then``: claim with each write; False: not; None: raise."""
+
         def next_claims(n: int) -> NextClaim | None:
+            if then is None:
+                raise RuntimeError("no plan")
             return next_claim(self.process, n) if then else None
 
         pool = Pool(3, using="default", on_idle=self._on_idle)
@@ -185,6 +189,21 @@ class FinisherTests(TransactionTestCase):
         wait_until(lambda: self._finished() == 30, timeout=2.5)
         self.assertIsNone(Job.objects.get(result_id=long.id).finished_at)
         wait_until(lambda: self._finished() == 31, timeout=10)
+
+    def test_a_finisher_that_raises_leaves_each_write_to_its_thread(self) -> None:
+        results = [tasks.add.enqueue(n, n) for n in range(6)]
+        pool = self._pool(then=None)
+        with self.assertLogs("robust_queue.processes.finisher", "ERROR") as logs:
+            for row in claim(3, process=self.process):
+                pool.post(row)
+            wait_until(lambda: self._finished() == 3 and pool.idle == 3, timeout=30)
+            # It goes on: the next ones are written too.
+            for row in claim(3, process=self.process):
+                pool.post(row)
+            wait_until(lambda: self._finished() == 6 and pool.idle == 3, timeout=30)
+        self.assertIn("RuntimeError: no plan", "\n".join(logs.output))
+        for n, result in enumerate(results):
+            self.assertEqual(tasks.add.get_result(result.id).return_value, 2 * n)
 
     def test_a_batch_that_fails_is_written_one_by_one(self) -> None:
         results = [tasks.add.enqueue(n, n) for n in range(3)]
