@@ -5,7 +5,9 @@
 Each round, in one process: ``--jobs`` single ``enqueue()`` calls
 (autocommit), the same number enqueued by ``enqueue_all`` in chunks of
 1,000, then all of them worked off in-process as ``bench.worker_cpu``
-does (claim, perform, finish), with claims of one job and of three. Each
+does (claim, perform, finish), with claims of one job and of three, and
+as a worker's finisher writes three threads' successes (``finish_all``,
+with the next three claims in the same commit). Each
 step reports the CPU of this session's own server process (PostgreSQL: the
 backend of ``pg_backend_pid()``; MariaDB: the server thread of
 ``information_schema.PROCESSLIST.TID``), so other sessions on a shared
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from bench.common import cpu_of, server_pids, throwaway_database
 
-STEPS = ("enqueue", "enqueue_all", "claim 1 + finish", "claim 3 + finish")
+STEPS = ("enqueue", "enqueue_all", "claim 1 + finish", "claim 3 + finish", "3 finished together")
 
 
 def main() -> None:
@@ -54,8 +56,8 @@ def _run(database: str, jobs: int, rounds: int) -> None:
     for number in range(1, rounds + 1):
         for step, run in zip(STEPS, _steps(jobs), strict=True):
             before = _writes()
-            own, whole = _server_cost(run)
-            written = (_writes() - before) / jobs
+            own, whole, done = _server_cost(run)
+            written = (_writes() - before) / done
             results[step].append((own, whole))
             writes[step].append(written)
             print(
@@ -147,10 +149,11 @@ def _steps(jobs: int) -> list[Callable[[], int]]:
         return jobs
 
     def bulk() -> int:
-        for start in range(0, jobs, 1000):
-            batch = range(start, min(start + 1000, jobs))
+        # Twice over: the three steps that work jobs off take all of them.
+        for start in range(0, 2 * jobs, 1000):
+            batch = range(start, min(start + 1000, 2 * jobs))
             robust_queue.enqueue_all([(tasks.add, (i, 1), {}) for i in batch])
-        return jobs
+        return 2 * jobs
 
     from robust_queue.models.statistics import recorder
 
@@ -171,19 +174,37 @@ def _steps(jobs: int) -> list[Callable[[], int]]:
 
         return run
 
-    return [single, bulk, work_off(1), work_off(3)]
+    def together() -> int:
+        # What a worker's finisher writes for 3 threads: 3 successes and the
+        # next 3 claims in one commit (finish_all), the bodies run as such.
+        from robust_queue.models import ClaimedExecution, NextClaim
+
+        recorder.start_buffering()
+        done = 0
+        rows = ReadyExecution.objects.claim(3, process_id=None, worker_id="bench")
+        while rows:
+            values = [tasks.add.call(*row.job.arguments["args"]) for row in rows]
+            limit = max(0, min(3, jobs - done - len(rows)))
+            then = NextClaim(None, (), None, None, "bench", limit=limit)
+            done += sum(ClaimedExecution.finish_all(list(zip(rows, values, strict=True)), then))
+            rows = then.claimed
+            recorder.flush_if_due()
+        recorder.stop_buffering()
+        return done
+
+    return [single, bulk, work_off(1), work_off(3), together]
 
 
-def _server_cost(run: Callable[[], int]) -> tuple[float, float]:
+def _server_cost(run: Callable[[], int]) -> tuple[float, float, int]:
     """µs of server CPU per job: this session's server process or thread,
-    and every server process."""
+    and every server process; and the number of jobs."""
     own_stat = _own_server_stat()
     every = server_pids()
     own_before, every_before = _ticks(own_stat), cpu_of(every)
     done = run()
     own, whole = _ticks(own_stat) - own_before, cpu_of(every) - every_before
     per_tick = 1_000_000 / os.sysconf("SC_CLK_TCK") / done
-    return own * per_tick, whole * per_tick
+    return own * per_tick, whole * per_tick, done
 
 
 def _own_server_stat() -> Path:
