@@ -50,9 +50,8 @@ FAST = {
 }
 
 
-# Set, every worker the tests start writes its successes together, this
-# many at a time (WorkerConfig.finish_batch), unless the test says: the
-# guarantees' run with batching (scripts/test.sh).
+# Set, every worker the tests start takes this finish_batch (1: each thread
+# writes its own successes, as before batching), unless the test says.
 FINISH_BATCH = os.environ.get("ROBUST_QUEUE_TEST_FINISH_BATCH")
 
 
