@@ -40,7 +40,6 @@ class Pool:
         next_claim: Callable[[], NextClaim | None] | None = None,
         keeps_claiming: Callable[[], bool] | None = None,
         defer: Defer | None = None,
-        hand_off: Callable[[ClaimedExecution, Any], Written] | None = None,
     ) -> None:
         self.size = size
         self.using = using
@@ -55,9 +54,9 @@ class Pool:
         # takes new work (the worker's retrier); its claim stays in
         # _finalizing until it is written.
         self.defer = defer
-        # Writes a success with other threads' (the worker's Finisher),
-        # and claims this thread's next job with it.
-        self.hand_off = hand_off
+        # Writes a success with other threads' (the worker's Finisher,
+        # which sets it), and claims this thread's next job with it.
+        self.hand_off: Callable[[ClaimedExecution, Any], Written] | None = None
         # Set once shutdown gave claims back: nothing starts after that.
         self._closed = False
         # Threads stuck in a body that ignored its interrupt: not waited for.

@@ -324,7 +324,7 @@ class Worker(Runnable):
                     )
             self.pool.close()
         if self.finisher is not None:
-            # What it holds is written, or handed to the retrier.
+            # What it holds is written; what comes after, its threads write.
             self.finisher.stop(max(deadline - time.monotonic(), 0.0))
         if self.watchdog is not None:
             # It may be recording a hung job's failure: let it finish.
