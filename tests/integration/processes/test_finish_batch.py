@@ -9,15 +9,25 @@ from unittest import mock, skipUnless
 
 from django.db import OperationalError, connection
 from django.test import TransactionTestCase
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from robust_queue.compat import TaskResultStatus
-from robust_queue.models import ClaimedExecution, Job, NextClaim, Process, ReadyExecution
+from robust_queue.models import (
+    BlockedExecution,
+    ClaimedExecution,
+    Job,
+    NextClaim,
+    Pause,
+    Process,
+    ReadyExecution,
+    TaskPause,
+)
 from robust_queue.models.sql.finish_probe import FINISHED_CHANNEL
 from robust_queue.models.sql.listen_target import listen_route
 from robust_queue.processes.finisher import Finisher
 from robust_queue.processes.pool import Pool
-from testproject import tasks
+from testproject import control_tasks, tasks
 from tests.helpers import claim, wait_until
 
 
@@ -85,6 +95,46 @@ class FinishAllTests(TransactionTestCase):
         self.assertEqual(ClaimedExecution.finish_all([(row, 1)], then), [False])
         self.assertEqual(then.claimed, [])
         self.assertTrue(ReadyExecution.objects.filter(job__result_id=waiting.id).exists())
+
+    def test_paused_queues_and_tasks_are_not_claimed_with_a_batch(self) -> None:
+        for n in range(2):
+            tasks.add.enqueue(n, n)
+        rows = claim(2)
+        tasks.add.using(queue_name="mail").enqueue(2, 2)
+        tasks.fail.enqueue("no")
+        Pause.objects.create(queue_name="mail")
+        TaskPause.objects.create(task_path="testproject.tasks.fail")
+        then = NextClaim(
+            None, ("mail",), ("testproject.tasks.fail",), self.process.pk, "w", limit=2
+        )
+        self.assertEqual(ClaimedExecution.finish_all([(row, 1) for row in rows], then), [True] * 2)
+        self.assertEqual(then.claimed, [])
+        self.assertEqual(ReadyExecution.objects.count(), 2)
+
+    def test_a_finish_frees_its_concurrency_slot_for_a_blocked_job(self) -> None:
+        first = control_tasks.limited.enqueue("acct", "a")
+        second = control_tasks.limited.enqueue("acct", "b")
+        third = control_tasks.limited.enqueue("acct", "c")  # over the limit of 2
+        self.assertTrue(BlockedExecution.objects.filter(job__result_id=third.id).exists())
+        rows = claim(2)
+        self.assertEqual({r.job.result_id for r in rows}, {first.id, second.id})
+        ClaimedExecution.finish_all([(rows[0], "a")])
+        self.assertFalse(BlockedExecution.objects.exists())
+        self.assertTrue(ReadyExecution.objects.filter(job__result_id=third.id).exists())
+
+    def test_postgresql_writes_a_batch_and_its_claims_in_one_statement(self) -> None:
+        if connection.vendor != "postgresql":
+            self.skipTest("one statement on PostgreSQL; a transaction elsewhere")
+        for n in range(6):
+            tasks.add.enqueue(n, n)
+        rows = claim(3)
+        then = next_claim(self.process, limit=3)
+        with CaptureQueriesContext(connection) as queries:
+            ClaimedExecution.finish_all([(row, 1) for row in rows], then)
+        self.assertEqual(len(then.claimed), 3)
+        # Statistics aside: a worker keeps them in memory (recorder).
+        sent = [q["sql"][:80] for q in queries if "robust_queue_statistic" not in q["sql"]]
+        self.assertEqual(len(sent), 1, sent)
 
 
 @skipUnless(connection.vendor == "postgresql", "NOTIFY is PostgreSQL's")
