@@ -26,6 +26,7 @@ from .job import Job
 from .process import Process
 from .rows import instances
 from .sql import ClaimedRows, dialect_for
+from .sql.base import Dialect, NextClaimArgs
 from .statistics import record_attempt, record_jobs
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,12 @@ class NextClaim:
     # How many jobs to claim: one per thread that the finish frees.
     limit: int = 1
 
+    def args(self, dialect: Dialect) -> NextClaimArgs:
+        """The claim as a dialect takes it: (limit, queue filter, process
+        id, worker id)."""
+        queue = dialect.claim_filter(self.queue_name, self.exclude_queues, self.paused_tasks)
+        return (self.limit, queue, self.process_id, self.worker_id)
+
 
 class ClaimedExecution(Execution):
     job = job_field("claimed_execution")
@@ -194,10 +201,7 @@ class ClaimedExecution(Execution):
         now = timezone.now()
         dialect = dialect_for(using)
         items = [(claimed.pk, claimed.job_id, value) for claimed, value in outcomes]
-        claim = None
-        if then is not None:
-            queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
-            claim = (then.limit, queue, then.process_id, then.worker_id)
+        claim = None if then is None else then.args(dialect)
         with claiming(using, None if then is None else then.process_id) as stamp:
             resume = then is not None and then.resume
             finished, rows = dialect.finish_all_and_claim(items, now, claim, stamp, resume=resume)
@@ -243,8 +247,7 @@ class ClaimedExecution(Execution):
         self, using: str, now: datetime, return_value: Any, then: NextClaim, stamp: Stamp
     ) -> tuple[bool, ClaimedRows]:
         dialect = dialect_for(using)
-        queue = dialect.claim_filter(then.queue_name, then.exclude_queues, then.paused_tasks)
-        claim = (then.limit, queue, then.process_id, then.worker_id)
+        claim = then.args(dialect)
         return dialect.finish_and_claim(
             self.pk, self.job_id, now, return_value, claim, stamp, resume=then.resume
         )

@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections
@@ -120,13 +120,13 @@ class Finisher:
         """``first`` and what comes within the window; and whether the
         stop came (the batch is then the last)."""
         batch = [first]
+        held = {first.claimed.pk}
         deadline = time.monotonic() + self.window
         while len(batch) < self.size:
             try:
                 outcome = self._outcomes.get_nowait()
             except queue.Empty:
                 left = deadline - time.monotonic()
-                held = [o.claimed.pk for o in batch]
                 if left <= 0 or self.pool.started_within(self.window, held) == 0:
                     break
                 try:
@@ -136,6 +136,7 @@ class Finisher:
             if outcome is None:
                 return batch, True
             batch.append(outcome)
+            held.add(outcome.claimed.pk)
         return batch, False
 
     def _write(self, batch: list[_Outcome]) -> None:
@@ -151,11 +152,4 @@ class Finisher:
         for n, (outcome, done) in enumerate(zip(batch, finished, strict=True)):
             outcome.finalized = Finalized.RECORDED if done else Finalized.SKIPPED
             if n < len(claimed) and then is not None:
-                outcome.then = NextClaim(
-                    then.queue_name,
-                    then.exclude_queues,
-                    then.paused_tasks,
-                    then.process_id,
-                    then.worker_id,
-                    claimed=[claimed[n]],
-                )
+                outcome.then = replace(then, claimed=[claimed[n]])

@@ -62,10 +62,9 @@ class Pool:
         # Threads stuck in a body that ignored its interrupt: not waited for.
         self._abandoned: set[int] = set()
         self._jobs: queue.SimpleQueue[ClaimedExecution | None] = queue.SimpleQueue()
-        # Claims posted and not yet ended, by pk: the busy count too.
-        self._running_claims: set[int] = set()
-        # When each of them came to its thread (time.monotonic()).
-        self._since: dict[int, float] = {}
+        # Claims posted and not yet ended, by pk (the busy count too), and
+        # when each came to its thread or was last written (monotonic).
+        self._running_claims: dict[int, float] = {}
         self._lock = threading.Lock()
         # Claims whose outcome is known but not yet written (or never will
         # be): shutdown must not give them back to ready.
@@ -87,7 +86,7 @@ class Pool:
     def running_bodies(self) -> int:
         """Claims whose body has not ended (abandoned threads included)."""
         with self._lock:
-            return len(self._running_claims - self._finalizing)
+            return len(self._running_claims.keys() - self._finalizing)
 
     def finalizing(self) -> set[int]:
         """Claims (pks) whose body has run but whose outcome is not written.
@@ -102,7 +101,7 @@ class Pool:
         """Claims (pks) this pool holds: posted and not ended, or whose
         outcome is not written."""
         with self._lock:
-            return self._running_claims | self._finalizing
+            return self._running_claims.keys() | self._finalizing
 
     def give_back_unfinished(self, give_back: Callable[[set[int]], int]) -> tuple[int, set[int]]:
         """Run ``give_back(kept)`` with no body's outcome marked meanwhile.
@@ -118,13 +117,12 @@ class Pool:
             self._closed = True
             kept = set(self._finalizing)
             released = give_back(kept)
-            self._given_back.update(self._running_claims - kept)
+            self._given_back.update(self._running_claims.keys() - kept)
             return released, kept
 
     def post(self, claimed: ClaimedExecution) -> None:
         with self._lock:
-            self._running_claims.add(claimed.pk)
-            self._since[claimed.pk] = time.monotonic()
+            self._running_claims[claimed.pk] = time.monotonic()
         self._jobs.put(claimed)
 
     def abandon(self, claim_pk: int) -> None:
@@ -156,7 +154,7 @@ class Pool:
         with self._lock:
             return sum(
                 1
-                for pk, since in self._since.items()
+                for pk, since in self._running_claims.items()
                 if since > after and pk not in besides and pk not in self._abandoned
             )
 
@@ -166,8 +164,8 @@ class Pool:
         now = time.monotonic()
         with self._lock:
             for pk in claim_pks:
-                if pk in self._since:
-                    self._since[pk] = now
+                if pk in self._running_claims:
+                    self._running_claims[pk] = now
 
     def live(self) -> int:
         """Running jobs, abandoned threads aside."""
@@ -232,8 +230,7 @@ class Pool:
         with self._lock:
             if following is not None and not self._closed and self.keeps_claiming():
                 self._end(ended)
-                self._running_claims.add(following.pk)
-                self._since[following.pk] = time.monotonic()
+                self._running_claims[following.pk] = time.monotonic()
                 return following
         for unwanted in claimed:
             try:
@@ -247,8 +244,7 @@ class Pool:
     def _end(self, claim_pk: int) -> None:
         """Claim ``claim_pk`` no longer holds its thread (under the lock)."""
         self._abandoned.discard(claim_pk)
-        self._running_claims.discard(claim_pk)
-        self._since.pop(claim_pk, None)
+        self._running_claims.pop(claim_pk, None)
 
     def _mark_finalizing(self, claim_pk: int) -> None:
         with self._lock:

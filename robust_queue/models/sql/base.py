@@ -204,12 +204,9 @@ class Dialect(Statements):
         transaction: ``then`` is the claim's (limit, queue, process id,
         worker id), ``stamp`` its time and ``resume`` its start (``claim``).
         One commit per job instead of two."""
-        with self.transaction():
-            if not self.take_claim(claim_id):
-                return False, ClaimedRows([], [])
-            with self.connection.cursor() as cursor:
-                cursor.execute(*self.finish_job(job_id, now, return_value))
-            return True, self.claim_in_transaction(*then, stamp, resume=resume)
+        items = [(claim_id, job_id, return_value)]
+        [finished], claimed = self.finish_all_and_claim(items, now, then, stamp, resume=resume)
+        return finished, claimed
 
     def finish_all_and_claim(
         self,

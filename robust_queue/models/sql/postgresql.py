@@ -282,11 +282,8 @@ class PostgreSQLDialect(Dialect):
         statement = self.finish_and_claim_in_one(claim_id, now, return_value, then, stamp(), after)
         with hot_cursor(self.connection) as cursor:
             cursor.execute(*statement)
-            columns = _column_names(cursor)[:-2]
-            rows = cursor.fetchall()
-        finished = bool(rows and rows[0][-1])
-        claimed = [row for row in rows if row[-2] is not None]
-        result = _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+            count, result = _finished_and_claimed(cursor)
+        finished = bool(count)
         if positions is not None and finished:
             # No scan again from the head here: the finish is committed,
             # and the worker's own claim does it if this one took nothing.
@@ -318,11 +315,8 @@ class PostgreSQLDialect(Dialect):
         values = [self._json(value) for _, _, value in items]
         with hot_cursor(self.connection) as cursor:
             cursor.execute(sql, [claim_ids, values, now, *params, process_id, stamp(), worker_id])
-            columns = _column_names(cursor)[:-2]
-            rows = cursor.fetchall()
-        done = set(rows[0][-1] or ()) if rows else set()
-        claimed = [row for row in rows if row[-2] is not None]
-        result = _in_claim_order(columns, [(row[-2], tuple(row[:-2])) for row in claimed])
+            finished, result = _finished_and_claimed(cursor)
+        done = set(finished or ())
         if positions is not None and done:
             positions.record(queue, after, result)
         return [claim_id in done for claim_id in claim_ids], result
@@ -547,6 +541,16 @@ def _column_names(cursor: Any) -> list[str]:
     if result is None:
         return [column[0] for column in cursor.description]
     return [result.fname(i).decode() for i in range(result.nfields)]
+
+
+def _finished_and_claimed(cursor: Any) -> tuple[Any, ClaimedRows]:
+    """A finish-and-claim's answer: its last column (what it finished, the
+    same on every row), and the jobs claimed (their claim id is the column
+    before; one row of NULLs when none was)."""
+    columns = _column_names(cursor)[:-2]
+    rows = cursor.fetchall()
+    claimed = [(row[-2], tuple(row[:-2])) for row in rows if row[-2] is not None]
+    return (rows[0][-1] if rows else None), _in_claim_order(columns, claimed)
 
 
 def _is_one_queue(where: str) -> bool:

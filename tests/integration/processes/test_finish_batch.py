@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 from unittest import mock, skipUnless
 
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, transaction
 from django.test import TransactionTestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -28,6 +28,7 @@ from robust_queue.models.sql.listen_target import listen_route
 from robust_queue.processes.finisher import Finisher
 from robust_queue.processes.pool import Pool
 from testproject import control_tasks, tasks
+from tests.connections import kill_lock_waiters
 from tests.helpers import claim, wait_until
 
 
@@ -254,6 +255,30 @@ class FinisherTests(TransactionTestCase):
         self.assertIn("RuntimeError: no plan", "\n".join(logs.output))
         for n, result in enumerate(results):
             self.assertEqual(tasks.add.get_result(result.id).return_value, 2 * n)
+
+    def test_a_batch_whose_session_is_killed_is_written_one_by_one(self) -> None:
+        """The batch waits on a lock and its session is killed: nothing of
+        it stays (the next jobs are still ready) and each thread writes
+        its own success once the lock goes."""
+        if connection.vendor == "sqlite":
+            self.skipTest("SQLite has no sessions to kill")
+        results = [tasks.add.enqueue(n, n) for n in range(3)]
+        rows = claim(3, process=self.process)
+        waiting = [tasks.add.enqueue(n, n) for n in range(3)]
+        pool = self._pool()
+        with transaction.atomic():
+            ClaimedExecution.objects.select_for_update().get(pk=rows[0].pk)
+            for row in rows:
+                pool.post(row)
+            kill_lock_waiters(1)
+        wait_until(lambda: self._finished() == 3 and pool.idle == 3, timeout=30)
+        for n, result in enumerate(results):
+            stored = tasks.add.get_result(result.id)
+            self.assertEqual((stored.return_value, stored.attempts), (2 * n, 1))
+        self.assertEqual(
+            ReadyExecution.objects.filter(job__result_id__in=[w.id for w in waiting]).count(), 3
+        )
+        self.assertFalse(ClaimedExecution.objects.exists())
 
     def test_a_batch_that_fails_is_written_one_by_one(self) -> None:
         results = [tasks.add.enqueue(n, n) for n in range(3)]
