@@ -17,7 +17,6 @@ from django.contrib.admin.sites import all_sites
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.http import QueryDict
-from django.test import RequestFactory
 
 from .. import conf
 from ..compat import DEFAULT_TASK_BACKEND_ALIAS, TaskContext, task
@@ -61,6 +60,11 @@ def bulk_operation(
     """Retry, run now, cancel or discard every job of the filter ``query`` with an
     id up to ``max_pk``, as user ``user_id`` on admin site ``site_name``;
     returns the outcome."""
+    # Imported here: ``django.test`` brings unittest and the test client,
+    # which every process of the supervisor tree would otherwise load and
+    # keep (this module is loaded with the admin, at start-up).
+    from django.test import RequestFactory
+
     model_admin = _job_admin(site_name)
     request = RequestFactory().get("/", QueryDict(query))
     request.user = get_user_model()._default_manager.get(pk=user_id)
