@@ -4,6 +4,7 @@ memory it shares with its supervisor."""
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +33,18 @@ def private_kib() -> int:
         if key in ("Private_Clean", "Private_Dirty"):
             total += int(rest.split()[0])
     return total
+
+
+@task()
+def start_up_modules() -> dict[str, bool]:
+    """Whether this worker holds what only the start-up checks need: the
+    URLconf (Django's system checks), the migration machinery and the
+    queue's migrations (the migration check), and the test client."""
+    from django.conf import settings  # noqa: PLC0415 - read when the task runs
+
+    return {
+        "urlconf": settings.ROOT_URLCONF in sys.modules,
+        "migration_executor": "django.db.migrations.executor" in sys.modules,
+        "migrations": "robust_queue.migrations.0001_initial" in sys.modules,
+        "test_client": "django.test.client" in sys.modules,
+    }

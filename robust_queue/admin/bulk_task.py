@@ -63,7 +63,7 @@ def bulk_operation(
     # Imported here: ``django.test`` brings unittest and the test client,
     # which every process of the supervisor tree would otherwise load and
     # keep (this module is loaded with the admin, at start-up).
-    from django.test import RequestFactory
+    from django.test import RequestFactory  # noqa: PLC0415
 
     model_admin = _job_admin(site_name)
     request = RequestFactory().get("/", QueryDict(query))

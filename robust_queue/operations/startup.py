@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from functools import partial
 
 from django.core import checks
 from django.db import DatabaseError, connections
-from django.db.migrations.executor import MigrationExecutor
 
 from .. import conf
 from ..checks import check_settings
 from ..compat import task_backends
 from ..models import Job, Pause, ReadyExecution, ScheduledExecution
 from ..options import discovery, recurrence
+from ..processes import throwaway
 from ..processes.config import SupervisorConfig
 from ..processes.launch import problems
 from ..processes.selector import plan_for
@@ -38,7 +39,9 @@ def check(config: SupervisorConfig) -> list[checks.CheckMessage]:
     if errors:
         return errors
     try:
-        unapplied = unapplied_migrations(config.database)
+        # Loading every app's migrations is needed only here: a throwaway
+        # child does it, so the supervisor does not keep them.
+        unapplied = throwaway.run(partial(unapplied_migrations, config.database))
     except DatabaseError as exc:
         return [_unreachable(config.database, exc)]
     if unapplied:
@@ -56,6 +59,10 @@ def check(config: SupervisorConfig) -> list[checks.CheckMessage]:
 
 def unapplied_migrations(using: str) -> list[str]:
     """Robust Queue's migrations not applied to database ``using``."""
+    # Imported here: it loads the migration machinery, which the supervisor
+    # needs only for this check (run in a throwaway child, ``check()``).
+    from django.db.migrations.executor import MigrationExecutor  # noqa: PLC0415
+
     executor = MigrationExecutor(connections[using])
     leaves = [node for node in executor.loader.graph.leaf_nodes() if node[0] == APP_LABEL]
     return [

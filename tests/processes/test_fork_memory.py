@@ -36,3 +36,24 @@ class ForkMemoryTests(TransactionTestCase):
         # Everything alive at the fork: Django and the project, imported.
         self.assertGreater(state["frozen"], 10_000)
         self.assertLess(state["copied_kib"], MOST_COPIED_KIB)
+
+    def test_the_workers_do_not_hold_what_only_the_start_up_checks_need(self) -> None:
+        # The supervisor ran Django's system checks and the migration check
+        # (its own output says so: this start passed them) in a throwaway
+        # child, so what they import is not in the memory it forks from.
+        Supervisor(self, task_modules=["testproject.memory_tasks"])
+        result = memory_tasks.start_up_modules.enqueue()
+        wait_until(
+            lambda: Job.objects.filter(result_id=result.id, finished_at__isnull=False).exists(),
+            timeout=30,
+        )
+        loaded = memory_tasks.start_up_modules.get_result(result.id).return_value
+        self.assertEqual(
+            loaded,
+            {
+                "urlconf": False,
+                "migration_executor": False,
+                "migrations": False,
+                "test_client": False,
+            },
+        )

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any
 
 from django.core.checks import CheckMessage
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import (
+    BaseCommand,
+    CommandError,
+    CommandParser,
+    OutputWrapper,
+    SystemCheckError,
+)
 
 from ... import __version__
 from ...exceptions import ConfigurationError, PidfileLocked
 from ...operations import startup
-from ...processes import console
+from ...processes import console, throwaway
 from ...processes.config import MODES
 from ...processes.launch import build_config
 from ...processes.supervisor import Supervisor
@@ -61,6 +68,36 @@ class Command(BaseCommand):
             # The subcommand decides which checks it needs (health: none).
             options["skip_checks"] = True
         return super().execute(*args, **options)
+
+    def check(self, *args: Any, **kwargs: Any) -> None:
+        """Django's system checks, run in a throwaway child: they import
+        the URLconf and ``makemigrations``, which the supervisor and the
+        workers it forks would otherwise keep (``throwaway.py``). What
+        they print and whether they fail are the same."""
+        out, err, failure = throwaway.run(lambda: self._captured_check(args, kwargs))
+        if out:
+            self.stdout.write(out, ending="")
+        if err:
+            self.stderr.write(err, lambda text: text, ending="")
+        if failure is not None:
+            raise SystemCheckError(failure)
+
+    def _captured_check(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[str, str, str | None]:
+        """Django's ``check()`` with its output kept: (stdout, stderr, the
+        error's message if it failed)."""
+        streams = self.stdout, self.stderr
+        out, err = io.StringIO(), io.StringIO()
+        self.stdout, self.stderr = OutputWrapper(out), OutputWrapper(err)
+        try:
+            super().check(*args, **kwargs)
+            failure = None
+        except SystemCheckError as exc:
+            failure = str(exc)
+        finally:
+            self.stdout, self.stderr = streams
+        return out.getvalue(), err.getvalue(), failure
 
     def run_from_argv(self, argv: list[str]) -> None:
         self._argv0 = argv[0]

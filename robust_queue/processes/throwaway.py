@@ -1,0 +1,111 @@
+"""A start-up step run in a child that exits once it has answered.
+
+Every module and object the supervisor holds when it forks is shared with
+its workers and counted once in the tree's memory, for as long as the tree
+runs. Some of what it loads is needed only to start: Django's system checks
+import the URLconf (with the admin's views and every app's URLs) and the
+``makemigrations`` command; the migration check loads every app's
+migrations. Run in a throwaway child, a step's imports go with the child
+(about 1-2 MiB of the tree's peak, BENCHMARKS.md "Start-up steps in a
+throwaway child").
+
+The child is forked only when that is safe: no other thread runs (a lock
+another thread holds would stay held in the child) and no database
+connection is open (the child would share its socket). Otherwise, or where
+there is no ``fork``, the step runs in this process. Either way the caller
+gets the step's result or its exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.db import connections
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def run(step: Callable[[], T]) -> T:
+    """``step()``'s result, or its exception raised here; from a throwaway
+    child when one can be forked safely."""
+    if not _can_fork():
+        return step()
+    # What the parent has buffered must not be written twice.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        os.close(read)
+        _answer(step, write)
+    os.close(write)
+    with os.fdopen(read, "rb") as incoming:
+        data = incoming.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(
+            f"A start-up step's child process (pid {pid}) ended without an answer "
+            f"(wait status {status}); what it logged is above."
+        )
+    kind, value = pickle.loads(data)
+    if kind == "raised":
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+def _can_fork() -> bool:
+    return (
+        hasattr(os, "fork")
+        and threading.active_count() == 1
+        and all(c.connection is None for c in connections.all(initialized_only=True))
+    )
+
+
+def _answer(step: Callable[[], object], fd: int) -> None:
+    """In the child: run ``step``, send its outcome, and exit without ever
+    returning into the parent's stack."""
+    code = 1
+    try:
+        try:
+            outcome: tuple[str, object] = ("returned", step())
+        except BaseException as exc:  # noqa: BLE001 - the parent raises it
+            outcome = ("raised", exc)
+        try:
+            connections.close_all()
+        except Exception:  # the answer matters, not the goodbye
+            logger.debug("closing a start-up step's connections failed", exc_info=True)
+        with os.fdopen(fd, "wb") as out:
+            out.write(_pickled(outcome))
+        code = 0
+    except BaseException:
+        logger.exception("A start-up step's child process failed to answer")
+    finally:
+        os._exit(code)
+
+
+def _pickled(outcome: tuple[str, object]) -> bytes:
+    try:
+        return pickle.dumps(outcome)
+    except Exception:
+        kind, value = outcome
+        if not isinstance(value, BaseException):
+            raise
+        return pickle.dumps((kind, _picklable(value)))
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    """The same class with the message, or a RuntimeError naming it."""
+    try:
+        copy = type(exc)(str(exc))
+        pickle.dumps(copy)
+    except Exception:  # noqa: BLE001 - any failure: name it instead
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return copy
