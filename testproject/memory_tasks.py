@@ -39,7 +39,8 @@ def private_kib() -> int:
 def start_up_modules() -> dict[str, bool]:
     """Whether this worker holds what only the start-up checks need: the
     URLconf (Django's system checks), the migration machinery and the
-    queue's migrations (the migration check), and the test client."""
+    queue's migrations (the migration check), the test client, and the
+    command's subcommands."""
     from django.conf import settings  # noqa: PLC0415 - read when the task runs
 
     return {
@@ -47,4 +48,5 @@ def start_up_modules() -> dict[str, bool]:
         "migration_executor": "django.db.migrations.executor" in sys.modules,
         "migrations": "robust_queue.migrations.0001_initial" in sys.modules,
         "test_client": "django.test.client" in sys.modules,
+        "subcommands": "robust_queue.management.commands.robust_queue_status" in sys.modules,
     }

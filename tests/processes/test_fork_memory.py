@@ -55,5 +55,6 @@ class ForkMemoryTests(TransactionTestCase):
                 "migration_executor": False,
                 "migrations": False,
                 "test_client": False,
+                "subcommands": False,
             },
         )

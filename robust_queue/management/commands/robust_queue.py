@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 from typing import Any
 
 from django.core.checks import CheckMessage
@@ -24,29 +26,42 @@ from ...processes import console, throwaway
 from ...processes.config import MODES
 from ...processes.launch import build_config
 from ...processes.supervisor import Supervisor
-from .robust_queue_cancel import Command as CancelCommand
-from .robust_queue_clear import Command as ClearCommand
-from .robust_queue_health import Command as HealthCommand
-from .robust_queue_metrics import Command as MetricsCommand
-from .robust_queue_pause import Command as PauseCommand
-from .robust_queue_prune import Command as PruneCommand
-from .robust_queue_resume import Command as ResumeCommand
-from .robust_queue_retry_failed import Command as RetryFailedCommand
-from .robust_queue_status import Command as StatusCommand
+
+
+class _Subcommands(Mapping[str, type[BaseCommand]]):
+    """Each subcommand's class, imported when it is asked for: the
+    supervisor runs none of them, and what a module imports before the
+    fork stays in every worker's memory."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = modules
+
+    def __getitem__(self, name: str) -> type[BaseCommand]:
+        module = import_module(f"{__package__}.{self._modules[name]}")
+        return module.Command  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
 
 # `robust_queue NAME ...` runs the command of NAME with the rest.
-SUBCOMMANDS: dict[str, type[BaseCommand]] = {
-    "clear": ClearCommand,
-    "health": HealthCommand,
-    "status": StatusCommand,
-    "pause": PauseCommand,
-    "resume": ResumeCommand,
-    "retry-failed": RetryFailedCommand,
-    "metrics": MetricsCommand,
-    "cancel": CancelCommand,
-    # The old name of clear: runs it after a deprecation message.
-    "prune": PruneCommand,
-}
+SUBCOMMANDS = _Subcommands(
+    {
+        "clear": "robust_queue_clear",
+        "health": "robust_queue_health",
+        "status": "robust_queue_status",
+        "pause": "robust_queue_pause",
+        "resume": "robust_queue_resume",
+        "retry-failed": "robust_queue_retry_failed",
+        "metrics": "robust_queue_metrics",
+        "cancel": "robust_queue_cancel",
+        # The old name of clear: runs it after a deprecation message.
+        "prune": "robust_queue_prune",
+    }
+)
 
 
 class Command(BaseCommand):
