@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.test import TransactionTestCase
 
@@ -24,14 +25,18 @@ class ForkMemoryTests(TransactionTestCase):
         if not sys.platform.startswith("linux") or not Path("/proc/self/smaps_rollup").exists():
             self.skipTest("measures memory with /proc/self/smaps_rollup (Linux)")
 
-    def test_a_workers_full_collection_leaves_the_inherited_objects_shared(self) -> None:
+    def returned_by_a_worker(self, task: Any) -> Any:
+        """What ``task`` returns, run by a worker of a real supervisor."""
         Supervisor(self, task_modules=["testproject.memory_tasks"])
-        result = memory_tasks.collector_state.enqueue()
+        result = task.enqueue()
         wait_until(
             lambda: Job.objects.filter(result_id=result.id, finished_at__isnull=False).exists(),
             timeout=30,
         )
-        state = memory_tasks.collector_state.get_result(result.id).return_value
+        return task.get_result(result.id).return_value
+
+    def test_a_workers_full_collection_leaves_the_inherited_objects_shared(self) -> None:
+        state = self.returned_by_a_worker(memory_tasks.collector_state)
         self.assertTrue(state["enabled"])
         # Everything alive at the fork: Django and the project, imported.
         self.assertGreater(state["frozen"], 10_000)
@@ -39,15 +44,9 @@ class ForkMemoryTests(TransactionTestCase):
 
     def test_the_workers_do_not_hold_what_only_the_start_up_checks_need(self) -> None:
         # The supervisor ran Django's system checks and the migration check
-        # (its own output says so: this start passed them) in a throwaway
-        # child, so what they import is not in the memory it forks from.
-        Supervisor(self, task_modules=["testproject.memory_tasks"])
-        result = memory_tasks.start_up_modules.enqueue()
-        wait_until(
-            lambda: Job.objects.filter(result_id=result.id, finished_at__isnull=False).exists(),
-            timeout=30,
-        )
-        loaded = memory_tasks.start_up_modules.get_result(result.id).return_value
+        # before forking (the helper does not skip them), in a throwaway
+        # child: what they import is not in the memory the worker shares.
+        loaded = self.returned_by_a_worker(memory_tasks.start_up_modules)
         self.assertEqual(
             loaded,
             {
