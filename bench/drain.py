@@ -137,7 +137,7 @@ def drain(database: str, jobs: int, processes: int, threads: int, sleep_ms: floa
         f"{tree_cpu * per_job:.2f} ms supervisor tree + {server_cpu * per_job:.2f} ms "
         f"database server + rest ({1000 / ((tree_cpu + server_cpu) * per_job):.0f} jobs per "
         f"CPU-second of the tree and the server); "
-        f"tree peak RSS {memory['rss'] / 1024:.0f} MiB PSS {memory['pss'] / 1024:.0f} MiB"
+        f"tree peak RSS {memory['rss'] / 1024:.0f} MiB PSS {memory['pss'] / 1024:.1f} MiB"
     )
     return jobs / elapsed
 
