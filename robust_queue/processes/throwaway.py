@@ -18,11 +18,13 @@ gets the step's result or its exception.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -38,9 +40,10 @@ def run(step: Callable[[], T]) -> T:
     child when one can be forked safely."""
     if not _can_fork():
         return step()
-    # What the parent has buffered must not be written twice.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    # What this process has buffered must not be written twice.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
@@ -55,7 +58,10 @@ def run(step: Callable[[], T]) -> T:
             f"A start-up step's child process (pid {pid}) ended without an answer "
             f"(wait status {status}); what it logged is above."
         )
-    kind, value = pickle.loads(data)
+    try:
+        kind, value = pickle.loads(data)
+    except Exception as exc:
+        raise RuntimeError(f"A start-up step's answer could not be read: {exc!r}") from exc
     if kind == "raised":
         raise value
     return value  # type: ignore[no-any-return]
@@ -77,6 +83,8 @@ def _answer(step: Callable[[], object], fd: int) -> None:
         try:
             outcome: tuple[str, object] = ("returned", step())
         except BaseException as exc:  # noqa: BLE001 - the parent raises it
+            # Raised there, it shows where it came from here.
+            exc.add_note("In a start-up step's child process:\n" + traceback.format_exc())
             outcome = ("raised", exc)
         try:
             connections.close_all()
@@ -92,20 +100,35 @@ def _answer(step: Callable[[], object], fd: int) -> None:
 
 
 def _pickled(outcome: tuple[str, object]) -> bytes:
-    try:
+    """``outcome`` as the parent can read it back: an exception that does
+    not survive the trip is sent as its class with its message, or as a
+    RuntimeError naming it; a result that does not, as a TypeError."""
+    if _survives(outcome):
         return pickle.dumps(outcome)
-    except Exception:
-        kind, value = outcome
-        if not isinstance(value, BaseException):
-            raise
-        return pickle.dumps((kind, _picklable(value)))
+    kind, value = outcome
+    if not isinstance(value, BaseException):
+        value = TypeError(f"A start-up step returned what cannot be sent back: {value!r}")
+    elif _survives(copy := _plain(value, type(value))):
+        value = copy
+    else:
+        value = _plain(value, RuntimeError, f"{type(value).__name__}: ")
+    return pickle.dumps(("raised", value))
 
 
-def _picklable(exc: BaseException) -> BaseException:
-    """The same class with the message, or a RuntimeError naming it."""
+def _survives(value: object) -> bool:
     try:
-        copy = type(exc)(str(exc))
-        pickle.dumps(copy)
-    except Exception:  # noqa: BLE001 - any failure: name it instead
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-    return copy
+        pickle.loads(pickle.dumps(value))
+    except Exception:  # noqa: BLE001 - whatever the reason, it does not
+        return False
+    return True
+
+
+def _plain(exc: BaseException, kind: type[BaseException], prefix: str = "") -> BaseException:
+    """An exception of ``kind`` with ``exc``'s message and notes."""
+    try:
+        plain = kind(prefix + str(exc))
+    except Exception:  # noqa: BLE001 - a class that takes no message
+        plain = RuntimeError(f"{type(exc).__name__}: {exc}")
+    for note in getattr(exc, "__notes__", ()):
+        plain.add_note(note)
+    return plain

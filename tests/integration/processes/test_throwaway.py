@@ -65,9 +65,15 @@ class ThrowawayTests(TransactionTestCase):
             try:
                 throwaway.run(fails)
             except DatabaseError as exc:
-                print(json.dumps({"raised": type(exc).__name__, "message": str(exc)}))
+                print(json.dumps({"raised": type(exc).__name__, "message": str(exc),
+                                  "notes": getattr(exc, "__notes__", [])}))
         """)
-        self.assertEqual(seen, {"raised": "DatabaseError", "message": "the server went away"})
+        self.assertEqual(seen["raised"], "DatabaseError")
+        self.assertEqual(seen["message"], "the server went away")
+        # Where it was raised, in the child, goes with it.
+        [note] = seen["notes"]  # type: ignore[misc]
+        self.assertIn("In a start-up step's child process", note)
+        self.assertIn("in fails", note)
 
     def test_an_exception_that_does_not_pickle_comes_back_named(self) -> None:
         seen = run_script("""
@@ -81,6 +87,15 @@ class ThrowawayTests(TransactionTestCase):
                 print(json.dumps({"message": str(exc)}))
         """)
         self.assertEqual(seen, {"message": "Local: made in the step"})
+
+    def test_a_result_that_does_not_pickle_is_a_clear_error(self) -> None:
+        seen = run_script("""
+            try:
+                throwaway.run(lambda: threading.Lock())
+            except TypeError as exc:
+                print(json.dumps({"message": str(exc)}))
+        """)
+        self.assertIn("returned what cannot be sent back", str(seen["message"]))
 
     def test_a_child_that_dies_without_answering_is_an_error_not_a_hang(self) -> None:
         seen = run_script("""
