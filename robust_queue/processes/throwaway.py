@@ -45,7 +45,13 @@ def run(step: Callable[[], T]) -> T:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
     read, write = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # out of processes or memory: run it here
+        os.close(read)
+        os.close(write)
+        logger.debug("A start-up step runs in process: fork failed (%s)", exc)
+        return step()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(read)
         _answer(step, write)

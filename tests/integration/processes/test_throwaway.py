@@ -116,6 +116,16 @@ class ThrowawayTests(TransactionTestCase):
         """)
         self.assertEqual(seen, {"here": True, "loaded": True})
 
+    def test_when_fork_fails_the_step_runs_here(self) -> None:
+        seen = run_script("""
+            def no_fork():
+                raise BlockingIOError(11, "Resource temporarily unavailable")
+            os.fork = no_fork
+            pid = throwaway.run(imports_a_module)
+            print(json.dumps({"here": pid == os.getpid(), "loaded": "tabnanny" in sys.modules}))
+        """)
+        self.assertEqual(seen, {"here": True, "loaded": True})
+
     def test_with_a_connection_open_the_step_runs_here(self) -> None:
         seen = run_script("""
             connection.ensure_connection()
