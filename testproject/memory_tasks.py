@@ -50,3 +50,26 @@ def start_up_modules() -> dict[str, bool]:
         "test_client": "django.test.client" in sys.modules,
         "subcommands": "robust_queue.management.commands.robust_queue_status" in sys.modules,
     }
+
+
+@task()
+def run_queries(count: int) -> int:
+    """Run ``count`` trivial queries on this thread's connection."""
+    from django.db import connection  # noqa: PLC0415 - read when the task runs
+
+    with connection.cursor() as cursor:
+        for _ in range(count):
+            cursor.execute("SELECT 1")
+    return count
+
+
+@task()
+def queries_held() -> dict[str, int]:
+    """How many queries Django's DEBUG log holds: on this job's thread's
+    connection as the job starts, and on every connection of the process."""
+    from django.db import connection  # noqa: PLC0415 - read when the task runs
+    from django.db.backends.base.base import BaseDatabaseWrapper  # noqa: PLC0415
+
+    own = len(connection.queries_log)
+    wrappers = [o for o in gc.get_objects() if isinstance(o, BaseDatabaseWrapper)]
+    return {"own": own, "process": sum(len(w.queries_log) for w in wrappers)}

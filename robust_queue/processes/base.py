@@ -17,7 +17,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from .. import signals
 from ..backoff import exponential
 from ..models import Process
-from . import hooks
+from . import hooks, query_log
 from .registration import Heartbeat, Registration
 from .wakeup import Wakeup
 
@@ -89,6 +89,7 @@ class Runnable:
                 if self._orphaned():
                     logger.warning("%s lost its supervisor; stopping", self.name)
                     break
+                query_log.forget()
                 pause = self._run_once_safely()
                 if not self.stopping and pause > 0:
                     self.wakeup.wait(min(pause, MAX_SLEEP))

@@ -20,6 +20,7 @@ from django.db import connections
 
 from ..backoff import exponential
 from ..running.finalizing import DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF, FinalizePostponed
+from . import query_log
 
 if TYPE_CHECKING:
     from ..models import ClaimedExecution
@@ -106,6 +107,7 @@ class FinalizeRetrier:
     def _run(self) -> None:
         try:
             while not self._stopping.is_set():
+                query_log.forget()
                 claim_pk, wait = self._next_due()
                 if claim_pk is None:
                     self._wake.wait(wait)

@@ -31,6 +31,7 @@ from django.db import connections
 from .. import conf
 from ..models import ClaimedExecution, NextClaim
 from ..running.finalizing import Finalized, recover
+from . import query_log
 
 if TYPE_CHECKING:
     from .pool import Pool
@@ -105,6 +106,7 @@ class Finisher:
         try:
             stopping = False
             while not stopping and (first := self._outcomes.get()) is not None:
+                query_log.forget()
                 batch, stopping = self._gather(first)
                 try:
                     self._write(batch)

@@ -21,6 +21,7 @@ from ..models import ClaimedExecution, NextClaim
 from ..running.endings import Defer
 from ..running.finalizing import Finalized
 from ..running.performing import Guard, perform
+from . import query_log
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +180,7 @@ class Pool:
     def _run(self) -> None:
         claimed = self._jobs.get()
         while claimed is not None:
+            query_log.forget()
             asked: list[NextClaim] = []
             recorded: list[bool] = []
             try:

@@ -15,6 +15,7 @@ from django.utils.crypto import get_random_string
 
 from ..models import Process
 from ..models.sql import dialect_for
+from . import query_log
 from .outage import OutageReport
 
 logger = logging.getLogger(__name__)
@@ -184,6 +185,7 @@ class Heartbeat:
     def _run(self) -> None:
         try:
             while not self._stop.wait(self._until_due()):
+                query_log.forget()
                 if time.monotonic() >= self._next_at and self._beat_safely() is False:
                     self._lost()
                     return

@@ -57,3 +57,32 @@ class ForkMemoryTests(TransactionTestCase):
                 "subcommands": False,
             },
         )
+
+
+class QueryLogTests(TransactionTestCase):
+    def test_under_debug_a_worker_keeps_only_each_rounds_queries(self) -> None:
+        # Django keeps every query's text under DEBUG and empties the log
+        # per request; a worker's threads empty theirs per job, batch and
+        # round, so 500 queries of earlier jobs are not kept.
+        Supervisor(self, task_modules=["testproject.memory_tasks"], env={"ROBUST_QUEUE_DEBUG": "1"})
+        results = [memory_tasks.run_queries.enqueue(5) for _ in range(100)]
+        wait_until(
+            lambda: (
+                Job.objects.filter(
+                    result_id__in=[r.id for r in results], finished_at__isnull=False
+                ).count()
+                == len(results)
+            ),
+            timeout=60,
+        )
+        report = memory_tasks.queries_held.enqueue()
+        wait_until(
+            lambda: Job.objects.filter(result_id=report.id, finished_at__isnull=False).exists(),
+            timeout=30,
+        )
+        held = memory_tasks.queries_held.get_result(report.id).return_value
+        self.assertEqual(held["own"], 0)
+        # Each thread's last round at most (a job's 5 queries and its
+        # finish, a batch, a heartbeat, a poll), far from the 500 run.
+        self.assertLess(held["process"], 100)
+        self.assertGreater(held["process"], 0)  # the log is on: DEBUG is
