@@ -17,7 +17,8 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from .. import signals
 from ..backoff import exponential
 from ..models import Process
-from . import hooks, query_log
+from ..models.sql import query_log
+from . import hooks
 from .registration import Heartbeat, Registration
 from .wakeup import Wakeup
 

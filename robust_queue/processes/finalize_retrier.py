@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from django.db import connections
 
 from ..backoff import exponential
+from ..models.sql import query_log
 from ..running.finalizing import DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF, FinalizePostponed
-from . import query_log
 
 if TYPE_CHECKING:
     from ..models import ClaimedExecution

@@ -30,8 +30,8 @@ from django.db import connections
 
 from .. import conf
 from ..models import ClaimedExecution, NextClaim
+from ..models.sql import query_log
 from ..running.finalizing import Finalized, recover
-from . import query_log
 
 if TYPE_CHECKING:
     from .pool import Pool

@@ -18,10 +18,10 @@ from typing import Any
 from django.db import connections
 
 from ..models import ClaimedExecution, NextClaim
+from ..models.sql import query_log
 from ..running.endings import Defer
 from ..running.finalizing import Finalized
 from ..running.performing import Guard, perform
-from . import query_log
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from django.db import DatabaseError, connections
 from django.utils.crypto import get_random_string
 
 from ..models import Process
-from ..models.sql import dialect_for
-from . import query_log
+from ..models.sql import dialect_for, query_log
 from .outage import OutageReport
 
 logger = logging.getLogger(__name__)

@@ -33,6 +33,7 @@ from .. import conf
 from ..compat import Task
 from ..exceptions import JobCancelledError, RobustQueueError, TaskTimeoutError
 from ..models import ClaimedExecution
+from ..models.sql import query_log
 from ..options import time_limits
 from ..running.performing import Body
 from . import async_bodies
@@ -182,6 +183,7 @@ class Watchdog:
     def _loop(self) -> None:
         try:
             while not self._stopped.wait(TICK):
+                query_log.forget()
                 try:
                     self._check_once()
                 except Exception:

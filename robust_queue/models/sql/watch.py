@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from threading import Event
 
+from . import query_log
+
 
 def watch_newest_ready(
     stop: Event,
@@ -32,6 +34,7 @@ def watch_newest_ready(
     seen = newest()
     on_listening()
     while not stop.wait(every):
+        query_log.forget()
         if changed is not None and not changed():
             continue
         latest = newest()

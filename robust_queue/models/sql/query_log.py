@@ -6,8 +6,10 @@ each request starts. A worker's threads serve no request: without this,
 each of their connections would keep its last 9,000 queries for the
 process's life. A batched finish logs about 2.7 KiB, so a worker under
 ``DEBUG`` grew by tens of MiB (the demo runs with it on). Each thread's
-loop calls ``forget()`` as it starts a round (a job, a batch, a beat), as
-a request would: the log then holds the round's own queries.
+loop calls ``forget()`` as it starts a round (a job, a batch of finishes,
+a heartbeat, a look for new ready rows, a watchdog tick, a round of a
+process's loop), as a request would: the log then holds the round's own
+queries.
 """
 
 from __future__ import annotations
