@@ -97,6 +97,16 @@ def _unreachable(using: str, exc: DatabaseError) -> checks.CheckMessage:
     )
 
 
+def unreachable_in_system_checks(exc: DatabaseError) -> checks.CheckMessage:
+    """E024 for a database Django's own system checks could not reach
+    (Django 6.1 checks every database); which one, its error says."""
+    return checks.Error(
+        f"A database cannot be reached by Django's system checks: {type(exc).__name__}: {exc}",
+        hint="Check DATABASES and that each server is running.",
+        id="robust_queue.E024",
+    )
+
+
 def unused_worker_queues(using: str, selectors: Iterable[str]) -> list[checks.CheckMessage]:
     """Warning W020 for each of ``selectors`` that matches no queue in use
     (the selector is the message's ``obj``); ``health`` reports them too."""

@@ -35,14 +35,15 @@ def finished(result_id: str) -> bool:
     return Job.objects.filter(result_id=result_id, finished_at__isnull=False).exists()
 
 
-def run_check(config_json: str) -> subprocess.CompletedProcess[str]:
-    # MySQL's system checks connect, so point at the real test database.
+def run_check(config_json: str, database: str | None = None) -> subprocess.CompletedProcess[str]:
+    # MySQL's system checks connect, so point at the real test database
+    # (or at ``database``).
     from django.conf import settings
 
     env = dict(
         os.environ,
         ROBUST_QUEUE_CONFIG_JSON=config_json,
-        ROBUST_QUEUE_DB_NAME=settings.DATABASES["default"]["NAME"],
+        ROBUST_QUEUE_DB_NAME=database or settings.DATABASES["default"]["NAME"],
     )
     return subprocess.run(
         [sys.executable, "manage.py", "robust_queue", "--check"],
@@ -65,6 +66,19 @@ class CheckTests(TransactionTestCase):
         self.assertEqual(done.returncode, 1)
         self.assertIn("WorkerConfig.threads must be > 0, not 0", done.stderr)
         self.assertIn("unknown event 'on_boot'", done.stderr)
+
+    def test_check_names_a_database_that_cannot_be_reached(self) -> None:
+        # The checks run in a throwaway child: its error comes back as
+        # E024, not a traceback, whichever check connects first (Django
+        # 6.1's own, or the migration check).
+        missing = (
+            "/nonexistent/dir/rq.sqlite3" if connection.vendor == "sqlite" else "rq_no_such_db"
+        )
+        done = run_check("{}", database=missing)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("(robust_queue.E024)", done.stderr)
+        self.assertIn("cannot be reached", done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
 
     def test_check_reports_malformed_settings(self) -> None:
         done = run_check('{"workers": [{"colour": "red"}]}')

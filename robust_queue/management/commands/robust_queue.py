@@ -18,6 +18,7 @@ from django.core.management.base import (
     OutputWrapper,
     SystemCheckError,
 )
+from django.db import DatabaseError
 
 from ... import __version__
 from ...exceptions import ConfigurationError, PidfileLocked
@@ -46,6 +47,8 @@ class _Subcommands(Mapping[str, type[BaseCommand]]):
     def __len__(self) -> int:
         return len(self._modules)
 
+
+CANNOT_START = "Robust Queue cannot start:\n"
 
 # `robust_queue NAME ...` runs the command of NAME with the rest.
 SUBCOMMANDS = _Subcommands(
@@ -89,7 +92,13 @@ class Command(BaseCommand):
         the URLconf and ``makemigrations``, which the supervisor and the
         workers it forks would otherwise keep (``throwaway.py``). What
         they print and whether they fail are the same."""
-        out, err, failure = throwaway.run(lambda: self._captured_check(args, kwargs))
+        try:
+            out, err, failure = throwaway.run(lambda: self._captured_check(args, kwargs))
+        except DatabaseError as exc:
+            # A server that is down: E024, as the migration check says it,
+            # not a traceback (Django 6.1's checks connect).
+            error = startup.format_message(startup.unreachable_in_system_checks(exc))
+            raise CommandError(CANNOT_START + error) from exc
         if out:
             self.stdout.write(out, ending="")
         if err:
@@ -166,7 +175,7 @@ class Command(BaseCommand):
                 self.stderr.write(self.style.WARNING(startup.format_message(message)))
         errors = [startup.format_message(m) for m in messages if m.is_serious()]
         if errors:
-            raise CommandError("Robust Queue cannot start:\n" + "\n".join(errors))
+            raise CommandError(CANNOT_START + "\n".join(errors))
 
     def _run_subcommand(self, options: dict[str, Any]) -> None:
         """Run the subcommand as ``robust_queue NAME ...`` would, with the
