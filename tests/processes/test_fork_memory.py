@@ -20,6 +20,18 @@ from .support import Supervisor
 MOST_COPIED_KIB = 4 * 1024
 
 
+def finished(result_ids: list[str]) -> bool:
+    done = Job.objects.filter(result_id__in=result_ids, finished_at__isnull=False)
+    return done.count() == len(result_ids)
+
+
+def returned(task: Any) -> Any:
+    """What ``task`` returns, enqueued now and run by the running worker."""
+    result = task.enqueue()
+    wait_until(lambda: finished([result.id]), timeout=30)
+    return task.get_result(result.id).return_value
+
+
 class ForkMemoryTests(TransactionTestCase):
     def setUp(self) -> None:
         if not sys.platform.startswith("linux") or not Path("/proc/self/smaps_rollup").exists():
@@ -28,12 +40,7 @@ class ForkMemoryTests(TransactionTestCase):
     def returned_by_a_worker(self, task: Any) -> Any:
         """What ``task`` returns, run by a worker of a real supervisor."""
         Supervisor(self, task_modules=["testproject.memory_tasks"])
-        result = task.enqueue()
-        wait_until(
-            lambda: Job.objects.filter(result_id=result.id, finished_at__isnull=False).exists(),
-            timeout=30,
-        )
-        return task.get_result(result.id).return_value
+        return returned(task)
 
     def test_a_workers_full_collection_leaves_the_inherited_objects_shared(self) -> None:
         state = self.returned_by_a_worker(memory_tasks.collector_state)
@@ -65,22 +72,9 @@ class QueryLogTests(TransactionTestCase):
         # per request; a worker's threads empty theirs per job, batch and
         # round, so 500 queries of earlier jobs are not kept.
         Supervisor(self, task_modules=["testproject.memory_tasks"], env={"ROBUST_QUEUE_DEBUG": "1"})
-        results = [memory_tasks.run_queries.enqueue(5) for _ in range(100)]
-        wait_until(
-            lambda: (
-                Job.objects.filter(
-                    result_id__in=[r.id for r in results], finished_at__isnull=False
-                ).count()
-                == len(results)
-            ),
-            timeout=60,
-        )
-        report = memory_tasks.queries_held.enqueue()
-        wait_until(
-            lambda: Job.objects.filter(result_id=report.id, finished_at__isnull=False).exists(),
-            timeout=30,
-        )
-        held = memory_tasks.queries_held.get_result(report.id).return_value
+        ids = [memory_tasks.run_queries.enqueue(5).id for _ in range(100)]
+        wait_until(lambda: finished(ids), timeout=60)
+        held = returned(memory_tasks.queries_held)
         self.assertEqual(held["own"], 0)
         # Each thread's last round at most (a job's 5 queries and its
         # finish, a batch, a heartbeat, a poll), far from the 500 run.
